@@ -1,0 +1,4 @@
+//! 9agents: every AI coding agent on a Linux machine, served as a read-only
+//! 9P2000 file tree. See docs/DESIGN.md for the architecture.
+
+pub mod proto;

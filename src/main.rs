@@ -1,1 +1,195 @@
-fn main() {}
+//! The `9agents` command: the daemon, or (with a subcommand) a client of it.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use nineagents::server::{listen, Config, Server};
+use nineagents::tree::{Owner, Tree};
+
+const USAGE: &str = "\
+usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
+               [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
+               [--msize BYTES] [--max-fids N] [--max-conns N] [-D] [-v]...
+       9agents ls [-l] [-a ADDR] PATH
+       9agents cat [-a ADDR] PATH
+       9agents stat [-a ADDR] PATH
+       9agents write [-a ADDR] PATH        (data from stdin)
+
+Serves every AI coding agent on this machine as a read-only 9P2000 tree,
+posted at $XDG_RUNTIME_DIR/9p/NAME (default NAME: agents). ADDR is
+unix!/path, tcp!host!port, or a posted name.
+
+  --unix PATH      also listen on a Unix socket at PATH
+  --tcp IP:PORT    also listen on TCP (a non-loopback address is warned about)
+  --fd N           serve one 9P session on the connected stream fd N, then exit
+  --no-post        do not post under $XDG_RUNTIME_DIR/9p
+  --name NAME      the posted name (default agents)
+  --root NAME=PATH pin a harness root (claude codex omp hermes dsh)
+  --proc DIR       read processes from DIR instead of /proc
+  --allow-move     let a write to /active/<h>/<pid>/zmx move that agent
+  --demo           serve the demo home shipped in the repository
+  --msize BYTES    the largest message (default 1048576, at least 4096)
+  --max-fids N     fids per connection (default 1048576)
+  --max-conns N    connections at once (default 256)
+  -D               print every 9P message to stderr
+  -v               more logging (repeat for more)
+";
+
+/// The harnesses whose homes the tree mirrors; `--root` accepts only these.
+const HARNESSES: [&str; 5] = ["claude", "codex", "omp", "hermes", "dsh"];
+
+/// Defaults of the limits (see docs/DESIGN.md for why each has its value).
+const MSIZE_DEFAULT: u32 = 1 << 20;
+const MAX_FIDS_DEFAULT: usize = 1 << 20;
+const MAX_CONNS_DEFAULT: usize = 256;
+
+struct Options {
+    cfg: Config,
+    unix: Vec<PathBuf>,
+    tcp: Vec<SocketAddr>,
+    fd: Option<i32>,
+    post: bool,
+    name: String,
+    roots: Vec<(String, PathBuf)>,
+    proc_dir: PathBuf,
+    allow_move: bool,
+    verbosity: usize,
+}
+
+fn main() -> ExitCode {
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if let Some(first) = args.first().and_then(|a| a.to_str()) {
+        if matches!(first, "ls" | "cat" | "stat" | "write") {
+            let code = nineagents::client::run(std::mem::take(&mut args));
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
+    }
+    let opts = match parse(args) {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("9agents: {msg}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let level = match opts.verbosity {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        _ => log::LevelFilter::Debug,
+    };
+    let _ = simple_logger::SimpleLogger::new().with_level(level).without_timestamps().init();
+    match serve(opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("9agents: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse(args: Vec<OsString>) -> Result<Options, String> {
+    let mut p = pico_args::Arguments::from_vec(args);
+    if p.contains(["-h", "--help"]) {
+        print!("{USAGE}");
+        std::process::exit(0);
+    }
+    let e = |e: pico_args::Error| e.to_string();
+    let cfg = Config {
+        msize: p.opt_value_from_str("--msize").map_err(e)?.unwrap_or(MSIZE_DEFAULT),
+        max_fids: p.opt_value_from_str("--max-fids").map_err(e)?.unwrap_or(MAX_FIDS_DEFAULT),
+        max_conns: p.opt_value_from_str("--max-conns").map_err(e)?.unwrap_or(MAX_CONNS_DEFAULT),
+        trace: p.contains("-D"),
+    };
+    if cfg.msize < nineagents::server::dispatch::MSIZE_MIN {
+        return Err(format!("--msize {} is below the minimum 4096", cfg.msize));
+    }
+    let mut verbosity = 0;
+    while p.contains("-v") {
+        verbosity += 1;
+    }
+    let demo = p.contains("--demo");
+    let mut roots = Vec::new();
+    if demo {
+        let home = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/home");
+        for h in HARNESSES {
+            roots.push((h.to_string(), home.join(format!(".{h}"))));
+        }
+    }
+    for spec in p.values_from_str::<_, String>("--root").map_err(e)? {
+        let (name, path) = spec.split_once('=').ok_or(format!("--root {spec}: expected NAME=PATH"))?;
+        if !HARNESSES.contains(&name) {
+            return Err(format!("--root {name}: unknown harness (one of {})", HARNESSES.join(" ")));
+        }
+        roots.retain(|(n, _)| n != name);
+        roots.push((name.to_string(), PathBuf::from(path)));
+    }
+    let opts = Options {
+        cfg,
+        unix: p.values_from_str("--unix").map_err(e)?,
+        tcp: p.values_from_str("--tcp").map_err(e)?,
+        fd: p.opt_value_from_str("--fd").map_err(e)?,
+        post: !p.contains("--no-post"),
+        name: p.opt_value_from_str("--name").map_err(e)?.unwrap_or_else(|| "agents".to_string()),
+        roots,
+        proc_dir: p.opt_value_from_str("--proc").map_err(e)?.unwrap_or_else(|| PathBuf::from("/proc")),
+        allow_move: p.contains("--allow-move"),
+        verbosity,
+    };
+    let rest = p.finish();
+    if !rest.is_empty() {
+        return Err(format!("unexpected arguments: {rest:?}"));
+    }
+    check_name(&opts.name)?;
+    if !opts.post && opts.fd.is_none() && opts.unix.is_empty() && opts.tcp.is_empty() {
+        return Err("--no-post with nothing to listen on: give --unix, --tcp or --fd".into());
+    }
+    Ok(opts)
+}
+
+/// A posted name is one path component.
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('\0');
+    if ok { Ok(()) } else { Err(format!("--name {name:?}: must be one path component")) }
+}
+
+fn serve(opts: Options) -> std::io::Result<()> {
+    log::debug!("roots {:?}, proc {}, allow-move {}", opts.roots, opts.proc_dir.display(), opts.allow_move);
+    let signal_fd = listen::signals()?;
+    let mut listeners = Vec::new();
+    let only = match opts.fd {
+        // `--fd` serves exactly that one session and posts nothing.
+        Some(n) => Some(adopt_fd(n)?),
+        None => {
+            if opts.post {
+                let dir = nineagents::post::ensure_post_dir()?;
+                listeners.push(listen::unix(&dir.join(&opts.name))?);
+            }
+            for path in &opts.unix {
+                listeners.push(listen::unix(path)?);
+            }
+            for addr in &opts.tcp {
+                listeners.push(listen::tcp(*addr)?);
+            }
+            None
+        }
+    };
+    let owner = Owner {
+        name: std::env::var("USER").unwrap_or_else(|_| "none".into()).into_bytes(),
+        uid: rustix::process::getuid().as_raw(),
+        gid: rustix::process::getgid().as_raw(),
+    };
+    let mut server = Server::new(opts.cfg, Tree::new(owner), listeners, signal_fd)?;
+    server.run(only)
+}
+
+/// Take ownership of the stream on fd `n`, checking it is open.
+fn adopt_fd(n: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: F_GETFD only asks whether `n` is an open descriptor.
+    if n < 0 || unsafe { libc::fcntl(n, libc::F_GETFD) } < 0 {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("--fd {n}: not an open descriptor")));
+    }
+    // SAFETY: `n` is open, and the command line hands it to us to own.
+    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+}

@@ -1,0 +1,331 @@
+//! One request in, its reply out: the check step of every message.
+//!
+//! Protocol misuse is refused here, before the tree is asked anything
+//! (lib9p's rule): unknown fids, fids in use, open fids walking themselves,
+//! bad names, opens for writing. What remains reaches the tree. Every
+//! request gets exactly one reply, written to the connection's queue
+//! before this returns — or, for a request that must wait, a parked record
+//! that answers it later.
+
+use crate::errors::Error;
+use crate::proto::{self, Dialect, Rmsg, Tmsg, WalkQids, IOHDRSZ, NOFID, OREAD};
+use crate::tree::{Lookup, NodeId, Tree};
+
+use super::conn::{Conn, Fid, Phase};
+use super::Config;
+
+/// The smallest msize we accept: Linux refuses a server's below 4096, and
+/// a directory entry or a walk reply must always fit.
+pub const MSIZE_MIN: u32 = 4096;
+/// The longest name a walk may carry (NAME_MAX).
+pub const NAME_BYTES_MAX: usize = 255;
+
+/// What the loop does after a request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    Continue,
+    /// The peer broke the protocol in a way that leaves nothing to answer.
+    Close,
+}
+
+pub struct Ctx<'a> {
+    pub tree: &'a mut Tree,
+    pub cfg: &'a Config,
+}
+
+fn err(conn: &mut Conn, ctx: &Ctx, tag: u16, e: Error) {
+    let (text, errno) = e.entry();
+    conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, ctx.cfg.trace);
+}
+
+/// Handle one decoded request.
+pub fn handle(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) -> After {
+    if ctx.cfg.trace {
+        eprintln!("<-{}- {}", conn.id, proto::trace_t(tag, &msg));
+    }
+    if let Tmsg::Version { msize, version } = msg {
+        return version_(ctx, conn, tag, msize, version);
+    }
+    if conn.phase == Phase::AwaitVersion {
+        log::info!("conn {}: first message is not Tversion; closing", conn.id);
+        return After::Close;
+    }
+    if conn.parked.contains_key(&tag) {
+        err(conn, ctx, tag, Error::DupTag);
+        return After::Continue;
+    }
+    match msg {
+        Tmsg::Version { .. } => unreachable!("handled above"),
+        Tmsg::Auth { .. } => err(conn, ctx, tag, Error::NoAuth),
+        Tmsg::Attach { fid, afid, aname, .. } => attach(ctx, conn, tag, fid, afid, aname),
+        Tmsg::Flush { oldtag } => flush(ctx, conn, tag, oldtag),
+        Tmsg::Walk { fid, newfid, names } => walk(ctx, conn, tag, fid, newfid, names.as_slice()),
+        Tmsg::Open { fid, mode } => open(ctx, conn, tag, fid, mode),
+        Tmsg::Read { fid, offset, count } => read(ctx, conn, tag, fid, offset, count),
+        Tmsg::Stat { fid } => stat(ctx, conn, tag, fid),
+        Tmsg::Clunk { fid } => match clunk_fid(ctx, conn, fid) {
+            Ok(()) => conn.reply(tag, &Rmsg::Clunk, ctx.cfg.trace),
+            Err(e) => err(conn, ctx, tag, e),
+        },
+        // remove(5): the fid is clunked even when the remove fails.
+        Tmsg::Remove { fid } => match clunk_fid(ctx, conn, fid) {
+            Ok(()) => err(conn, ctx, tag, Error::ReadOnly),
+            Err(e) => err(conn, ctx, tag, e),
+        },
+        Tmsg::Create { fid, .. } | Tmsg::Write { fid, .. } | Tmsg::Wstat { fid, .. } => {
+            let e = if conn.fids.contains_key(&fid) { Error::ReadOnly } else { Error::UnknownFid };
+            err(conn, ctx, tag, e)
+        }
+    }
+    After::Continue
+}
+
+/// version(5): negotiate msize and dialect; a Tversion mid-session aborts
+/// every request and clunks every fid first.
+fn version_(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msize: u32, version: &[u8]) -> After {
+    reset_session(ctx, conn);
+    if msize < MSIZE_MIN {
+        conn.phase = Phase::AwaitVersion;
+        err(conn, ctx, tag, Error::MsizeTooSmall);
+        return After::Continue;
+    }
+    let msize = msize.min(ctx.cfg.msize);
+    match Dialect::negotiate(version) {
+        Some(dialect) => {
+            conn.dialect = dialect;
+            conn.msize = msize;
+            conn.phase = Phase::Ready;
+            conn.reply(tag, &Rmsg::Version { msize, version: dialect.version().as_bytes() }, ctx.cfg.trace);
+        }
+        None => {
+            conn.phase = Phase::AwaitVersion;
+            conn.reply(tag, &Rmsg::Version { msize, version: b"unknown" }, ctx.cfg.trace);
+        }
+    }
+    After::Continue
+}
+
+/// Drop every parked request (its reply will never be sent) and clunk
+/// every fid.
+pub fn reset_session(ctx: &mut Ctx, conn: &mut Conn) {
+    conn.parked.clear();
+    for (_, fid) in conn.fids.drain() {
+        ctx.tree.release(fid.node);
+    }
+}
+
+fn attach(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: &[u8]) {
+    let refusal = if afid != NOFID {
+        Some(Error::BadAfid)
+    } else if !aname.is_empty() {
+        Some(Error::BadAname)
+    } else if conn.fids.contains_key(&fid) {
+        Some(Error::FidInUse)
+    } else if conn.fids.len() >= ctx.cfg.max_fids {
+        Some(Error::TooManyFids)
+    } else {
+        None
+    };
+    if let Some(e) = refusal {
+        return err(conn, ctx, tag, e);
+    }
+    let root = ctx.tree.root();
+    ctx.tree.acquire(root);
+    conn.fids.insert(fid, Fid::new(root));
+    let qid = ctx.tree.qid(root);
+    conn.reply(tag, &Rmsg::Attach { qid }, ctx.cfg.trace);
+}
+
+/// flush(5): a parked request is forgotten (its reply never goes out) and
+/// Rflush answers at once; an unknown tag is answered Rflush at once too.
+fn flush(ctx: &mut Ctx, conn: &mut Conn, tag: u16, oldtag: u16) {
+    conn.parked.remove(&oldtag);
+    conn.reply(tag, &Rmsg::Flush, ctx.cfg.trace);
+}
+
+/// The name check, before any filesystem work (walk(5), CONFORMANCE 18).
+fn check_name(name: &[u8]) -> Result<(), Error> {
+    if name.len() > NAME_BYTES_MAX {
+        return Err(Error::NameTooLong);
+    }
+    if name.is_empty() || name == b"." || name.contains(&b'/') || name.contains(&0) {
+        return Err(Error::BadName);
+    }
+    Ok(())
+}
+
+fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) {
+    let Some(&from) = conn.fids.get(&fid) else {
+        return err(conn, ctx, tag, Error::UnknownFid);
+    };
+    let refusal = if from.open && newfid == fid {
+        Some(Error::WalkOpenFid)
+    } else if newfid != fid && conn.fids.contains_key(&newfid) {
+        Some(Error::FidInUse)
+    } else if newfid != fid && conn.fids.len() >= ctx.cfg.max_fids {
+        Some(Error::TooManyFids)
+    } else if !names.is_empty() && !ctx.tree.is_dir(from.node) {
+        Some(Error::NotDir)
+    } else {
+        names.iter().find_map(|n| check_name(n).err())
+    };
+    if let Some(e) = refusal {
+        return err(conn, ctx, tag, e);
+    }
+    let mut node = from.node;
+    let mut qids = Vec::with_capacity(names.len());
+    for name in names {
+        // walk(5): every element but the last must be a directory, `..`
+        // included, so nothing is walked from a file.
+        let next = if !ctx.tree.is_dir(node) {
+            None
+        } else if *name == b".." {
+            Some(ctx.tree.parent(node))
+        } else {
+            match ctx.tree.lookup(node, name) {
+                Lookup::Found(n) => Some(n),
+                Lookup::Missing => None,
+            }
+        };
+        match next {
+            Some(n) => {
+                node = n;
+                qids.push(ctx.tree.qid(n));
+            }
+            None if qids.is_empty() => return err(conn, ctx, tag, Error::NotFound),
+            None => break,
+        }
+    }
+    if qids.len() == names.len() {
+        bind_fid(ctx, conn, fid, newfid, node);
+    }
+    let qids = WalkQids::new(&qids).expect("at most MAXWELEM names were decoded");
+    conn.reply(tag, &Rmsg::Walk { qids }, ctx.cfg.trace);
+}
+
+/// Point `newfid` at `node` (replacing `fid`'s node when they are equal).
+fn bind_fid(ctx: &mut Ctx, conn: &mut Conn, fid: u32, newfid: u32, node: NodeId) {
+    ctx.tree.acquire(node);
+    if let Some(old) = conn.fids.insert(newfid, Fid::new(node)) {
+        debug_assert_eq!(fid, newfid);
+        ctx.tree.release(old.node);
+    }
+}
+
+fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) {
+    let Some(f) = conn.fids.get(&fid).copied() else {
+        return err(conn, ctx, tag, Error::UnknownFid);
+    };
+    if f.open {
+        return err(conn, ctx, tag, Error::FidOpen);
+    }
+    // Only a plain read: write, read-write, exec, truncate and
+    // remove-on-close are all refused (CONFORMANCE 22).
+    if mode != OREAD {
+        return err(conn, ctx, tag, Error::ReadOnly);
+    }
+    let qid = ctx.tree.qid(f.node);
+    let entry = conn.fids.get_mut(&fid).expect("checked above");
+    entry.open = true;
+    entry.dir_offset = 0;
+    entry.dir_index = 0;
+    let iounit = conn.msize - IOHDRSZ;
+    conn.reply(tag, &Rmsg::Open { qid, iounit }, ctx.cfg.trace);
+}
+
+fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) {
+    let Some(f) = conn.fids.get(&fid).copied() else {
+        return err(conn, ctx, tag, Error::UnknownFid);
+    };
+    if !f.open {
+        return err(conn, ctx, tag, Error::FidNotOpen);
+    }
+    let count = count.min(conn.msize - IOHDRSZ);
+    if ctx.tree.is_dir(f.node) {
+        return read_dir(ctx, conn, tag, fid, f, offset, count);
+    }
+    let start = proto::rread_begin(&mut conn.outq, tag);
+    match ctx.tree.read(f.node, offset, count, &mut conn.outq) {
+        Ok(()) => {
+            proto::rread_finish(&mut conn.outq, start);
+            if ctx.cfg.trace {
+                let n = conn.outq.len() - start - 11;
+                eprintln!("-{}-> Rread tag {tag} count {n}", conn.id);
+            }
+        }
+        Err(e) => {
+            conn.outq.truncate(start);
+            err(conn, ctx, tag, e);
+        }
+    }
+}
+
+/// A 9P2000 directory read: whole stat entries only, from offset 0 or
+/// where the previous read ended (read(5)).
+fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, f: Fid, offset: u64, count: u32) {
+    let index = match offset {
+        0 => 0,
+        o if o == f.dir_offset => f.dir_index as usize,
+        _ => return err(conn, ctx, tag, Error::BadOffset),
+    };
+    let children = ctx.tree.children(f.node);
+    let start = proto::rread_begin(&mut conn.outq, tag);
+    let data_start = conn.outq.len();
+    let mut next = index;
+    let dialect = conn.dialect;
+    for &child in &children[index.min(children.len())..] {
+        let fits = ctx.tree.with_stat(child, |st| {
+            if conn.outq.len() - data_start + proto::stat_size(st, dialect) > count as usize {
+                return false;
+            }
+            proto::encode_stat(&mut conn.outq, st, dialect);
+            true
+        });
+        if !fits {
+            break;
+        }
+        next += 1;
+    }
+    let written = conn.outq.len() - data_start;
+    if written == 0 && next < children.len() {
+        conn.outq.truncate(start);
+        return err(conn, ctx, tag, Error::DirReadTooSmall);
+    }
+    proto::rread_finish(&mut conn.outq, start);
+    if ctx.cfg.trace {
+        eprintln!("-{}-> Rread tag {tag} count {written} (directory)", conn.id);
+    }
+    let entry = conn.fids.get_mut(&fid).expect("checked by read");
+    entry.dir_offset = offset + written as u64;
+    entry.dir_index = next as u32;
+}
+
+fn stat(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32) {
+    let Some(f) = conn.fids.get(&fid).copied() else {
+        return err(conn, ctx, tag, Error::UnknownFid);
+    };
+    let trace = ctx.cfg.trace;
+    ctx.tree.with_stat(f.node, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
+}
+
+fn clunk_fid(ctx: &mut Ctx, conn: &mut Conn, fid: u32) -> Result<(), Error> {
+    let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
+    ctx.tree.release(f.node);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_are_not_one_component_are_refused() {
+        for bad in [&b""[..], b".", b"a/b", b"/", b"a\0b"] {
+            assert_eq!(check_name(bad), Err(Error::BadName), "{bad:?}");
+        }
+        assert_eq!(check_name(&[b'x'; 256]), Err(Error::NameTooLong));
+        assert_eq!(check_name(&[b'x'; 255]), Ok(()));
+        assert_eq!(check_name(b".."), Ok(()));
+        assert_eq!(check_name(b"..."), Ok(()));
+    }
+}

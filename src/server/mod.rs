@@ -1,0 +1,392 @@
+//! `server`: the event loop, its connections, and what each completion means.
+//!
+//! One thread, one ring. Everything the daemon waits on — a connection to
+//! accept, bytes to receive, a reply to finish sending, a signal — is an
+//! operation on the ring with a `Token` naming who wanted it. The loop
+//! waits for completions and dispatches each to its owner; an owner that
+//! has gone (a connection closed meanwhile, recognised by its generation)
+//! simply lets the returned resources drop.
+//!
+//! Requests are decoded straight out of a connection's receive buffer and
+//! answered into its reply queue (`dispatch`). A connection's recv is
+//! re-armed only while it may take requests (see `conn` on back-pressure),
+//! so a client that stops reading stops being read and nobody else notices.
+
+pub mod conn;
+pub mod dispatch;
+pub mod listen;
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
+
+use slab::Slab;
+
+use crate::proto::{self, DecodeErrorKind};
+use crate::ring::{Completion, Ring, Sub, RING_ENTRIES};
+use crate::tree::Tree;
+use crate::errors::Error;
+
+use conn::{Conn, Phase};
+use dispatch::{After, Ctx};
+use listen::Listener;
+
+/// How long to wait before accepting again after the process ran out of
+/// fds or memory: long enough not to spin, short enough to recover quickly.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+/// The bytes of one `signalfd_siginfo`.
+const SIGINFO_BYTES: usize = 128;
+
+/// Everything the command line decides for the server.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The largest message we accept or send (`--msize`).
+    pub msize: u32,
+    /// Fids per connection (`--max-fids`).
+    pub max_fids: usize,
+    /// Connections at once (`--max-conns`); past it a new one is closed.
+    pub max_conns: usize,
+    /// `-D`: print every message.
+    pub trace: bool,
+}
+
+/// Who is waiting on an operation.
+#[derive(Clone, Copy, Debug)]
+enum Token {
+    Accept(usize),
+    AcceptRetry(usize),
+    Recv(usize, u32),
+    Send(usize, u32),
+    Signal,
+    /// An operation nobody waits on (a close, a cancel).
+    Discard,
+}
+
+pub struct Server {
+    ring: Ring<Token>,
+    cfg: Config,
+    tree: Tree,
+    listeners: Vec<Option<Listener>>,
+    conns: Slab<Conn>,
+    next_gen: u32,
+    next_id: u64,
+    signal_fd: OwnedFd,
+    stopping: bool,
+}
+
+impl Server {
+    pub fn new(cfg: Config, tree: Tree, listeners: Vec<Listener>, signal_fd: OwnedFd) -> io::Result<Self> {
+        Ok(Server {
+            ring: Ring::new(RING_ENTRIES)?,
+            cfg,
+            tree,
+            listeners: listeners.into_iter().map(Some).collect(),
+            conns: Slab::new(),
+            next_gen: 1,
+            next_id: 0,
+            signal_fd,
+            stopping: false,
+        })
+    }
+
+    /// Serve until a signal stops us (or, with `only`, until that one
+    /// connection closes). Returns once nothing is left in flight.
+    pub fn run(&mut self, only: Option<OwnedFd>) -> io::Result<()> {
+        for i in 0..self.listeners.len() {
+            self.arm_accept(i);
+        }
+        self.arm_signal();
+        if let Some(fd) = only {
+            let idx = self.add_conn(fd);
+            self.conns[idx].only_one = true;
+        }
+        let mut done = Vec::new();
+        while !(self.stopping && self.conns.is_empty()) {
+            self.ring.wait(&mut done)?;
+            for c in done.drain(..) {
+                self.complete(c);
+            }
+        }
+        let left = self.ring.cancel_all()?;
+        log::info!("stopped: cancelled {} operation(s) still in flight", left.len());
+        assert_eq!(self.ring.in_flight(), 0, "an operation outlived the ring");
+        Ok(())
+    }
+
+    fn complete(&mut self, c: Completion<Token>) {
+        match c.token {
+            Token::Accept(i) => self.on_accept(i, c.result, c.fd),
+            Token::AcceptRetry(i) => self.arm_accept(i),
+            Token::Recv(idx, gen) => self.on_recv(idx, gen, c.result, c.buf),
+            Token::Send(idx, gen) => self.on_send(idx, gen, c.result, c.buf),
+            Token::Signal => self.on_signal(c.result, &c.buf),
+            Token::Discard => {}
+        }
+    }
+
+    fn arm_accept(&mut self, i: usize) {
+        if self.stopping {
+            return;
+        }
+        if let Some(l) = &self.listeners[i] {
+            let fd = l.fd.as_raw_fd();
+            self.ring.submit(Token::Accept(i), Sub::Accept { fd });
+        }
+    }
+
+    fn on_accept(&mut self, i: usize, result: i32, _fd: Option<OwnedFd>) {
+        if result < 0 {
+            let errno = -result;
+            match errno {
+                libc::ECANCELED => return,
+                // Out of fds or memory: accepting again at once would spin.
+                libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS => {
+                    log::warn!("accept: {}; retrying in {:?}", io::Error::from_raw_os_error(errno), ACCEPT_RETRY);
+                    let nanos = ACCEPT_RETRY.as_nanos() as u64;
+                    self.ring.submit(Token::AcceptRetry(i), Sub::Timeout { nanos });
+                    return;
+                }
+                // The peer gave up before we accepted, or a transient error:
+                // nothing is lost by accepting the next one.
+                _ => log::debug!("accept: {}", io::Error::from_raw_os_error(errno)),
+            }
+            return self.arm_accept(i);
+        }
+        // SAFETY: a non-negative accept result is a new fd that nothing else
+        // owns.
+        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) };
+        if self.stopping {
+            self.ring.submit(Token::Discard, Sub::Close { fd });
+        } else if self.conns.len() >= self.cfg.max_conns {
+            log::warn!("refusing a connection: already serving --max-conns {}", self.cfg.max_conns);
+            self.ring.submit(Token::Discard, Sub::Close { fd });
+        } else {
+            self.add_conn(fd);
+        }
+        self.arm_accept(i);
+    }
+
+    fn add_conn(&mut self, fd: OwnedFd) -> usize {
+        let gen = self.next_gen;
+        self.next_gen = self.next_gen.wrapping_add(1);
+        let id = self.next_id;
+        self.next_id += 1;
+        let idx = self.conns.insert(Conn::new(fd, gen, id, self.cfg.msize));
+        log::debug!("conn {id}: accepted");
+        self.arm_recv(idx);
+        idx
+    }
+
+    fn conn_mut(&mut self, idx: usize, gen: u32) -> Option<&mut Conn> {
+        self.conns.get_mut(idx).filter(|c| c.gen == gen)
+    }
+
+    fn arm_recv(&mut self, idx: usize) {
+        let conn = &mut self.conns[idx];
+        if conn.recv_armed || !conn.can_take_request() {
+            return;
+        }
+        let Some(fd) = conn.fd.as_ref().map(|f| f.as_raw_fd()) else { return };
+        debug_assert!(conn.rlen < conn.rbuf.len(), "a recv needs room");
+        let buf = std::mem::take(&mut conn.rbuf);
+        let start = conn.rlen;
+        conn.recv_armed = true;
+        let token = Token::Recv(idx, conn.gen);
+        self.ring.submit(token, Sub::Recv { fd, buf, start });
+    }
+
+    fn on_recv(&mut self, idx: usize, gen: u32, result: i32, buf: Vec<u8>) {
+        let Some(conn) = self.conn_mut(idx, gen) else { return };
+        conn.recv_armed = false;
+        conn.rbuf = buf;
+        if conn.phase == Phase::Closing {
+            return self.finish_close(idx);
+        }
+        if result <= 0 {
+            if result < 0 && -result != libc::ECONNRESET {
+                log::debug!("conn {}: recv: {}", conn.id, io::Error::from_raw_os_error(-result));
+            }
+            return self.begin_close(idx);
+        }
+        conn.rlen += result as usize;
+        self.pump(idx);
+    }
+
+    /// Take every whole request that may be taken now, then send what they
+    /// answered and read more if allowed.
+    fn pump(&mut self, idx: usize) {
+        if self.take_requests(idx) == After::Close {
+            return self.begin_close(idx);
+        }
+        self.flush_send(idx);
+        self.arm_recv(idx);
+    }
+
+    fn take_requests(&mut self, idx: usize) -> After {
+        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg };
+        let conn = &mut self.conns[idx];
+        while conn.can_take_request() {
+            let limit = if conn.phase == Phase::AwaitVersion { ctx.cfg.msize } else { conn.msize };
+            let avail = &conn.rbuf[conn.rstart..conn.rlen];
+            let size = match proto::frame_size(avail, limit) {
+                Err(e) => {
+                    log::info!("conn {}: {e:?}; closing", conn.id);
+                    return After::Close;
+                }
+                Ok(Some(size)) if size <= avail.len() => size,
+                Ok(Some(size)) => {
+                    conn.make_room(size);
+                    break;
+                }
+                Ok(None) => {
+                    conn.make_room(0);
+                    break;
+                }
+            };
+            let rbuf = std::mem::take(&mut conn.rbuf);
+            let frame = &rbuf[conn.rstart..conn.rstart + size];
+            conn.rstart += size;
+            let after = match proto::decode_t(frame, conn.dialect) {
+                Ok((tag, msg)) => dispatch::handle(&mut ctx, conn, tag, msg),
+                Err(e) => refuse_undecodable(&ctx, conn, e),
+            };
+            conn.rbuf = rbuf;
+            if after == After::Close {
+                return After::Close;
+            }
+        }
+        conn.settle_rbuf();
+        After::Continue
+    }
+
+    fn flush_send(&mut self, idx: usize) {
+        let conn = &mut self.conns[idx];
+        if conn.sending || conn.outq.is_empty() || conn.phase == Phase::Closing {
+            return;
+        }
+        let Some(fd) = conn.fd.as_ref().map(|f| f.as_raw_fd()) else { return };
+        let buf = std::mem::replace(&mut conn.outq, std::mem::take(&mut conn.spare));
+        conn.sending = true;
+        conn.send_off = 0;
+        let token = Token::Send(idx, conn.gen);
+        self.ring.submit(token, Sub::Send { fd, buf, start: 0 });
+    }
+
+    fn on_send(&mut self, idx: usize, gen: u32, result: i32, mut buf: Vec<u8>) {
+        let Some(conn) = self.conn_mut(idx, gen) else { return };
+        if conn.phase == Phase::Closing {
+            conn.sending = false;
+            return self.finish_close(idx);
+        }
+        if result <= 0 {
+            conn.sending = false;
+            log::debug!("conn {}: send: {}", conn.id, io::Error::from_raw_os_error(-result));
+            return self.begin_close(idx);
+        }
+        conn.send_off += result as usize;
+        if conn.send_off < buf.len() {
+            // A partial send: continue from where the kernel stopped.
+            let (fd, start) = (conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1), conn.send_off);
+            let token = Token::Send(idx, gen);
+            self.ring.submit(token, Sub::Send { fd, buf, start });
+            return;
+        }
+        conn.sending = false;
+        buf.clear();
+        if buf.capacity() <= conn::BUF_KEEP_BYTES_MAX {
+            conn.spare = buf;
+        }
+        self.pump(idx);
+    }
+
+    /// Hang up: every parked request is forgotten and every fid clunked at
+    /// once; the fd is closed when the ring has given back the connection's
+    /// buffers.
+    fn begin_close(&mut self, idx: usize) {
+        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg };
+        let conn = &mut self.conns[idx];
+        if conn.phase == Phase::Closing {
+            return;
+        }
+        log::debug!("conn {}: closing", conn.id);
+        conn.phase = Phase::Closing;
+        dispatch::reset_session(&mut ctx, conn);
+        if conn.recv_armed || conn.sending {
+            let fd = conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
+            self.ring.submit(Token::Discard, Sub::CancelFd { fd });
+        }
+        self.finish_close(idx);
+    }
+
+    fn finish_close(&mut self, idx: usize) {
+        let conn = &mut self.conns[idx];
+        if conn.recv_armed || conn.sending {
+            return;
+        }
+        let conn = self.conns.remove(idx);
+        if let Some(fd) = conn.fd {
+            self.ring.submit(Token::Discard, Sub::Close { fd });
+        }
+        if conn.only_one {
+            self.stop();
+        }
+    }
+
+    fn arm_signal(&mut self) {
+        let fd = self.signal_fd.as_raw_fd();
+        let buf = Vec::with_capacity(SIGINFO_BYTES);
+        self.ring.submit(Token::Signal, Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX });
+    }
+
+    fn on_signal(&mut self, result: i32, buf: &[u8]) {
+        if result < 0 {
+            if -result != libc::ECANCELED {
+                log::error!("signalfd: {}", io::Error::from_raw_os_error(-result));
+            }
+            return;
+        }
+        let signo = buf.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        log::info!("signal {signo}: stopping");
+        self.stop();
+    }
+
+    /// Stop accepting, unpost, and hang up on everyone.
+    fn stop(&mut self) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        for slot in &mut self.listeners {
+            if let Some(l) = slot.take() {
+                let fd = l.fd.as_raw_fd();
+                self.ring.submit(Token::Discard, Sub::CancelFd { fd });
+                let fd = l.close();
+                self.ring.submit(Token::Discard, Sub::Close { fd });
+            }
+        }
+        let idxs: Vec<usize> = self.conns.iter().map(|(i, _)| i).collect();
+        for idx in idxs {
+            self.begin_close(idx);
+        }
+    }
+}
+
+/// A framed message that does not decode: answered on its tag when the
+/// header was whole and the session is up, else the connection closes.
+fn refuse_undecodable(ctx: &Ctx, conn: &mut Conn, e: proto::DecodeError) -> After {
+    let (Some(tag), Phase::Ready) = (e.tag, conn.phase) else {
+        log::info!("conn {}: undecodable message {:?} before Tversion; closing", conn.id, e.kind);
+        return After::Close;
+    };
+    let error = match e.kind {
+        DecodeErrorKind::UnknownType(_) | DecodeErrorKind::WrongDirection(_) => Error::UnknownType,
+        DecodeErrorKind::TooManyNames(_) => Error::TooManyNames,
+        DecodeErrorKind::Truncated | DecodeErrorKind::Trailing => Error::Malformed,
+    };
+    if ctx.cfg.trace {
+        eprintln!("<-{}- (undecodable: {:?}) tag {tag}", conn.id, e.kind);
+    }
+    let (text, errno) = error.entry();
+    conn.reply(tag, &proto::Rmsg::Error { ename: text.as_bytes(), errno }, ctx.cfg.trace);
+    After::Continue
+}

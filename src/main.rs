@@ -79,7 +79,7 @@ fn main() -> ExitCode {
         1 => log::LevelFilter::Info,
         _ => log::LevelFilter::Debug,
     };
-    let _ = simple_logger::SimpleLogger::new().with_level(level).without_timestamps().init();
+    let _ = simple_logger::SimpleLogger::new().with_level(level).init();
     match serve(opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

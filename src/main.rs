@@ -175,13 +175,24 @@ fn serve(opts: Options) -> std::io::Result<()> {
             None
         }
     };
-    let owner = Owner {
-        name: std::env::var("USER").unwrap_or_else(|_| "none".into()).into_bytes(),
-        uid: rustix::process::getuid().as_raw(),
-        gid: rustix::process::getgid().as_raw(),
-    };
+    let uid = rustix::process::getuid().as_raw();
+    let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
     let mut server = Server::new(opts.cfg, Tree::new(owner), listeners, signal_fd)?;
     server.run(only)
+}
+
+/// The name stats carry as owner: `$USER`, else our passwd entry's name,
+/// else the uid as digits. Read once at start, so bounded and off the loop.
+fn user_name(uid: u32) -> String {
+    if let Some(u) = std::env::var("USER").ok().filter(|u| !u.is_empty()) {
+        return u;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 2 && f[2].parse() == Ok(uid))
+        .map_or_else(|| uid.to_string(), |f| f[0].to_string())
 }
 
 /// Take ownership of the stream on fd `n`, checking it is open.

@@ -13,6 +13,8 @@
 //! with bit 63 set. A derived file's qid version is a hash of its text, so
 //! a change of content moves it even when the size stays put.
 
+pub mod exclude;
+
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::errors::Error;

@@ -1,0 +1,300 @@
+//! The client subcommands of the `9agents` binary, so a user needs nothing
+//! but the daemon itself to look at its tree:
+//!
+//! ```text
+//! 9agents ls [-l] [-a ADDR] PATH     a directory's entries, or a file's name
+//! 9agents cat [-a ADDR] PATH         a file, streamed to stdout
+//! 9agents stat [-a ADDR] PATH        every field of a stat
+//! 9agents write [-a ADDR] PATH       stdin, in Twrites of up to msize
+//! ```
+//!
+//! ADDR defaults to the posted name `agents`. A failure prints
+//! `9agents: PATH: <the server's text>` and exits 1; a usage error prints the
+//! usage and exits 2. A reader that goes away (`9agents cat f | head`) ends
+//! the command quietly, as SIGPIPE would.
+
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::format::{self, quote};
+use super::localtime::Zone;
+use super::Client;
+use crate::proto::{OREAD, OWRITE};
+
+const USAGE: &str = "\
+usage: 9agents ls [-l] [-a ADDR] PATH
+       9agents cat [-a ADDR] PATH
+       9agents stat [-a ADDR] PATH
+       9agents write [-a ADDR] PATH < data
+ADDR: unix!/path/to/socket, tcp!host!port, or a posted name (default agents)";
+
+/// The name the daemon posts itself under unless told `--name`.
+const DEFAULT_ADDR: &str = "agents";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Command {
+    Ls { long: bool },
+    Cat,
+    Stat,
+    Write,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Invocation {
+    command: Command,
+    addr: String,
+    path: String,
+}
+
+/// Why a command stopped early.
+enum Failure {
+    /// Print `9agents: <subject>: <error>` and exit 1.
+    At(String, io::Error),
+    /// Stdout's reader has gone; there is no one to tell.
+    ReaderGone,
+}
+
+/// Run the subcommand `args[0]` with its arguments; the process exit status.
+pub fn run(args: Vec<OsString>) -> i32 {
+    let invocation = match parse(args) {
+        Ok(invocation) => invocation,
+        Err(why) => {
+            eprintln!("9agents: {why}\n{USAGE}");
+            return 2;
+        }
+    };
+    match execute(&invocation) {
+        Ok(()) | Err(Failure::ReaderGone) => 0,
+        Err(Failure::At(subject, e)) => {
+            eprintln!("9agents: {subject}: {e}");
+            1
+        }
+    }
+}
+
+fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
+    let mut args = args.into_iter();
+    let name = args.next().ok_or("no subcommand")?;
+    let mut rest = pico_args::Arguments::from_vec(args.collect());
+    let command = match name.to_str() {
+        Some("ls") => Command::Ls {
+            long: rest.contains("-l"),
+        },
+        Some("cat") => Command::Cat,
+        Some("stat") => Command::Stat,
+        Some("write") => Command::Write,
+        _ => return Err(format!("unknown subcommand {name:?}")),
+    };
+    let addr: Option<String> = rest.opt_value_from_str("-a").map_err(|e| e.to_string())?;
+    let mut left = rest.finish();
+    if left.first().is_some_and(|a| a == "--") {
+        left.remove(0);
+    } else if let Some(flag) = left.iter().find(|a| a.to_string_lossy().starts_with('-')) {
+        return Err(format!("unknown option {flag:?}"));
+    }
+    let path = match <[OsString; 1]>::try_from(left) {
+        Ok([path]) => path
+            .into_string()
+            .map_err(|p| format!("PATH {p:?} is not UTF-8"))?,
+        Err(left) if left.is_empty() => return Err("missing PATH".into()),
+        Err(left) => return Err(format!("one PATH at a time, not {}", left.len())),
+    };
+    Ok(Invocation {
+        command,
+        addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()),
+        path,
+    })
+}
+
+fn execute(invocation: &Invocation) -> Result<(), Failure> {
+    let mut client =
+        Client::dial(&invocation.addr).map_err(|e| Failure::At(invocation.addr.clone(), e))?;
+    let path = invocation.path.as_str();
+    let fid = client.walk(path).map_err(at(path))?;
+    let result = match invocation.command {
+        Command::Ls { long } => ls(&mut client, fid, long, path),
+        Command::Cat => cat(&mut client, fid, path),
+        Command::Stat => stat(&mut client, fid, path),
+        Command::Write => write(&mut client, fid, path),
+    };
+    // The process exits next and the server clunks what a closed connection
+    // leaves, so this clunk is tidiness; its failure says nothing about the
+    // command's.
+    let _ = client.clunk(fid);
+    result
+}
+
+fn ls(client: &mut Client, fid: u32, long: bool, path: &str) -> Result<(), Failure> {
+    let stat = client.stat(fid).map_err(at(path))?;
+    let entries = match stat.is_dir() {
+        true => {
+            client.open(fid, OREAD).map_err(at(path))?;
+            client.read_dir(fid).map_err(at(path))?
+        }
+        false => vec![stat],
+    };
+    let text = match long {
+        true => format::long_listing(&entries, unix_now(), &Zone::local()),
+        false => entries
+            .iter()
+            .map(|e| format!("{}\n", quote(&e.name)))
+            .collect(),
+    };
+    print(text.as_bytes())
+}
+
+fn cat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+    client.open(fid, OREAD).map_err(at(path))?;
+    let mut buf = vec![0u8; client.io_max() as usize];
+    let mut stdout = io::stdout().lock();
+    let mut offset = 0u64;
+    loop {
+        let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
+        if n == 0 {
+            return stdout.flush().map_err(stdout_failed);
+        }
+        stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
+        offset += n as u64;
+    }
+}
+
+fn stat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+    let stat = client.stat(fid).map_err(at(path))?;
+    print(format::stat_fields(&stat, client.dialect()).as_bytes())
+}
+
+/// Stdin to the file, each Twrite as full as msize allows, so a control
+/// file sees a short input as one write.
+fn write(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+    client.open(fid, OWRITE).map_err(at(path))?;
+    let mut buf = vec![0u8; client.io_max() as usize];
+    let mut stdin = io::stdin().lock();
+    let mut offset = 0u64;
+    loop {
+        let n = fill(&mut stdin, &mut buf).map_err(|e| Failure::At("stdin".into(), e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let took = client.write(fid, offset, &buf[..n]).map_err(at(path))?;
+        if took < n {
+            let why = format!("short write: the server took {took} of {n} bytes");
+            return Err(Failure::At(
+                path.into(),
+                io::Error::new(io::ErrorKind::WriteZero, why),
+            ));
+        }
+        offset += n as u64;
+    }
+}
+
+/// Read until `buf` is full or the input ends: the bytes read.
+fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+fn print(bytes: &[u8]) -> Result<(), Failure> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(stdout_failed)
+}
+
+fn at(path: &str) -> impl Fn(io::Error) -> Failure + '_ {
+    move |e| Failure::At(path.into(), e)
+}
+
+fn stdout_failed(e: io::Error) -> Failure {
+    match e.kind() {
+        io::ErrorKind::BrokenPipe => Failure::ReaderGone,
+        _ => Failure::At("stdout".into(), e),
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn ls_takes_a_long_flag_an_address_and_a_path_in_any_order() {
+        let want = Invocation {
+            command: Command::Ls { long: true },
+            addr: "tcp!h!564".into(),
+            path: "/claude".into(),
+        };
+        assert_eq!(parse(args("ls -l -a tcp!h!564 /claude")), Ok(want));
+        let want = Invocation {
+            command: Command::Ls { long: true },
+            addr: "tcp!h!564".into(),
+            path: "/claude".into(),
+        };
+        assert_eq!(parse(args("ls /claude -a tcp!h!564 -l")), Ok(want));
+    }
+
+    #[test]
+    fn the_address_defaults_to_the_posted_name_agents() {
+        let want = Invocation {
+            command: Command::Cat,
+            addr: "agents".into(),
+            path: "/README".into(),
+        };
+        assert_eq!(parse(args("cat /README")), Ok(want));
+    }
+
+    #[test]
+    fn a_path_that_starts_with_a_dash_follows_a_double_dash() {
+        let parsed = parse(args("ls -- -home-ava-proj")).unwrap();
+        assert_eq!(parsed.path, "-home-ava-proj");
+    }
+
+    #[test]
+    fn usage_errors_name_what_is_wrong() {
+        assert_eq!(parse(args("cat")), Err("missing PATH".into()));
+        assert_eq!(
+            parse(args("stat -l /")),
+            Err("unknown option \"-l\"".into())
+        );
+        assert_eq!(
+            parse(args("ls /a /b")),
+            Err("one PATH at a time, not 2".into())
+        );
+        assert_eq!(
+            parse(args("frob /")),
+            Err("unknown subcommand \"frob\"".into())
+        );
+        assert!(parse(args("ls -a")).is_err());
+        assert_eq!(parse(vec![]), Err("no subcommand".into()));
+    }
+
+    #[test]
+    fn fill_reads_until_the_buffer_is_full_or_the_input_ends() {
+        let mut input: &[u8] = b"0123456789";
+        let mut buf = [0u8; 4];
+        assert_eq!(fill(&mut input, &mut buf).unwrap(), 4);
+        assert_eq!(
+            fill(&mut io::Read::chain(&b"ab"[..], &b"c"[..]), &mut buf).unwrap(),
+            3
+        );
+        assert_eq!(&buf[..3], b"abc");
+    }
+}

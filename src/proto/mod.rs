@@ -27,6 +27,7 @@ mod tests;
 
 pub use decode::{decode_r, decode_stat, decode_t, frame_size, DecodeError, DecodeErrorKind, FrameError};
 pub use encode::{encode_r, encode_stat, encode_t, rread_begin, rread_finish, stat_size};
+pub use fmt::{trace_r, trace_t, TraceR, TraceT};
 
 /// The 9P dialects this codec speaks. 9P2000.L will be the third.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

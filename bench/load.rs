@@ -1,0 +1,740 @@
+//! `cargo bench --bench load -- [options]`: a load generator for 9agents.
+//!
+//! N connections, one thread each, each a blocking Unix stream speaking raw
+//! `nineagents::proto`: Tversion, Tattach, then for a fixed duration the
+//! cycle walk(newfid) + open + read (the whole file) + clunk, one message
+//! in flight at a time. One *op* is one such cycle. It prints ops/s,
+//! messages/s and the p50/p99 latency of a cycle, as one summary line and
+//! a short table.
+//!
+//! `--baseline` also measures the protocol floor in the same run: the same
+//! connections sending the cheapest request there is, Tclunk of a fid that
+//! does not exist (answered Rerror), one round trip at a time. The ratio
+//! ops/s ÷ floor says how many floor round trips one cycle costs.
+//!
+//! `--fids N` is another mode: one connection clones the root fid N times
+//! (Twalk with no names, newfid 1..=N) and reports the daemon's RSS before
+//! and after, and the bytes per live fid.
+//!
+//! By default (`--spawn`) the bench starts the release daemon itself, in a
+//! scratch XDG_RUNTIME_DIR with `--no-post --unix <scratch>/bench.sock`,
+//! and stops it with SIGTERM at the end. `--addr unix!/path` measures a
+//! daemon that is already running instead. Only Unix sockets are dialed.
+//! See bench/README.md.
+
+use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, IOHDRSZ, NOFID, NONUNAME, OREAD};
+
+const USAGE: &str = "\
+usage: cargo bench --bench load -- [--spawn | --addr unix!/path] [--conns N] [--secs S]
+                                   [--warmup S] [--path /README] [--msize BYTES]
+                                   [--baseline] [--fids N] [--bin PATH]
+
+  --spawn          start target/release/9agents in a scratch XDG_RUNTIME_DIR (default)
+  --addr ADDR      dial a running daemon instead (unix!/path only)
+  --conns N        connections, one thread each (default 8)
+  --secs S         measured duration in seconds (default 5)
+  --warmup S       unmeasured run before it (default 0.5)
+  --path P         the file each cycle walks to, opens, reads and clunks (default /README)
+  --msize BYTES    msize asked in Tversion (default 1048576)
+  --baseline       also measure the floor: Tclunk of an unknown fid, answered Rerror
+  --fids N         instead: clone N fids on one connection, report daemon RSS per fid
+  --bin PATH       the daemon to spawn (default target/release/9agents)
+";
+
+/// How long any one reply may take before the bench gives up.
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a spawned daemon has to create its socket, and to exit.
+const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
+/// The fid every connection attaches as root; cycles walk to `CYCLE_FID`.
+const ROOT_FID: u32 = 0;
+const CYCLE_FID: u32 = 1;
+/// A fid no connection ever makes: the floor clunks it.
+const UNKNOWN_FID: u32 = 0x7EAD_BEEF;
+
+struct Opts {
+    addr: Option<PathBuf>,
+    conns: usize,
+    secs: f64,
+    warmup: f64,
+    path: String,
+    msize: u32,
+    baseline: bool,
+    fids: Option<u32>,
+    bin: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let opts = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("load: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("load: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut p = pico_args::Arguments::from_env();
+    if p.contains(["-h", "--help"]) {
+        print!("{USAGE}");
+        std::process::exit(0);
+    }
+    // `cargo bench` passes `--bench` to every bench binary.
+    let _ = p.contains("--bench");
+    let e = |e: pico_args::Error| e.to_string();
+    let spawn = p.contains("--spawn");
+    let addr: Option<String> = p.opt_value_from_str("--addr").map_err(e)?;
+    let opts = Opts {
+        addr: match addr {
+            None => None,
+            Some(a) => Some(PathBuf::from(
+                a.strip_prefix("unix!").ok_or(format!("--addr {a}: only unix!/path is supported"))?,
+            )),
+        },
+        conns: p.opt_value_from_str("--conns").map_err(e)?.unwrap_or(8),
+        secs: p.opt_value_from_str("--secs").map_err(e)?.unwrap_or(5.0),
+        warmup: p.opt_value_from_str("--warmup").map_err(e)?.unwrap_or(0.5),
+        path: p.opt_value_from_str("--path").map_err(e)?.unwrap_or_else(|| "/README".into()),
+        msize: p.opt_value_from_str("--msize").map_err(e)?.unwrap_or(1 << 20),
+        baseline: p.contains("--baseline"),
+        fids: p.opt_value_from_str("--fids").map_err(e)?,
+        bin: p.opt_value_from_str("--bin").map_err(e)?,
+    };
+    let rest = p.finish();
+    if !rest.is_empty() {
+        return Err(format!("unexpected arguments: {rest:?}"));
+    }
+    if spawn && opts.addr.is_some() {
+        return Err("--spawn and --addr are exclusive".into());
+    }
+    if opts.conns == 0 || opts.conns > 1024 {
+        return Err(format!("--conns {}: expected 1..=1024", opts.conns));
+    }
+    if !(opts.secs > 0.0 && opts.secs <= 3600.0) || !(opts.warmup >= 0.0 && opts.warmup <= 600.0) {
+        return Err("--secs must be in (0, 3600], --warmup in [0, 600]".into());
+    }
+    if opts.msize < 4096 {
+        return Err("--msize must be at least 4096".into());
+    }
+    if names_of(&opts.path).len() > proto::MAXWELEM {
+        return Err(format!("--path {}: more than {} names", opts.path, proto::MAXWELEM));
+    }
+    Ok(opts)
+}
+
+fn run(opts: &Opts) -> io::Result<()> {
+    let daemon = match &opts.addr {
+        Some(_) => None,
+        None => Some(Daemon::spawn(opts.bin.clone())?),
+    };
+    let sock = match (&opts.addr, &daemon) {
+        (Some(a), _) => a.clone(),
+        (None, Some(d)) => d.sock.clone(),
+        (None, None) => unreachable!(),
+    };
+    let result = match opts.fids {
+        Some(n) => fids_mode(opts, &sock, daemon.as_ref().map(|d| d.child.id()), n),
+        None => load_mode(opts, &sock, daemon.as_ref().map(|d| d.child.id())),
+    };
+    let stopped = match daemon {
+        Some(d) => d.stop(),
+        None => Ok(()),
+    };
+    result.and(stopped)
+}
+
+// ---------------------------------------------------------------------------
+// The load: N connections cycling walk+open+read+clunk.
+
+fn load_mode(opts: &Opts, sock: &Path, pid: Option<u32>) -> io::Result<()> {
+    // The daemon's CPU time tells whether it or the client was the limit;
+    // a daemon we did not start tells us its pid in /pid.
+    let pid = match pid {
+        Some(p) => Some(p),
+        None => daemon_pid(&mut Session::open(sock, opts.msize)?).ok(),
+    };
+    let names = names_of(&opts.path);
+    let cycle = measure(opts, sock, pid, Work::Cycle(names))?;
+    let floor = if opts.baseline { Some(measure(opts, sock, pid, Work::Floor)?) } else { None };
+
+    let ops_s = cycle.ops as f64 / cycle.secs;
+    let msgs_s = cycle.msgs as f64 / cycle.secs;
+    let h = &cycle.hist;
+    let us = |q: f64| h.quantile(q) as f64 / 1e3;
+    let mut line = format!(
+        "load: {} conns, {:.2}s, {}: {:.0} ops/s, {:.0} msgs/s, cycle p50 {:.1}us p99 {:.1}us",
+        opts.conns,
+        cycle.secs,
+        opts.path,
+        ops_s,
+        msgs_s,
+        us(0.50),
+        us(0.99)
+    );
+    if let Some(f) = &floor {
+        let floor_s = f.ops as f64 / f.secs;
+        line += &format!("; floor {:.0} rt/s, ops/s / floor = {:.3}", floor_s, ops_s / floor_s);
+    }
+    println!("{line}");
+    println!();
+    println!("  {:<30} {:>14}", "measure", "value");
+    println!("  {:<30} {:>14}", "connections", opts.conns);
+    println!("  {:<30} {:>14.2}", "measured seconds", cycle.secs);
+    println!("  {:<30} {:>14}", "cycles (ops)", cycle.ops);
+    println!("  {:<30} {:>14.1}", "messages per op", cycle.msgs as f64 / cycle.ops.max(1) as f64);
+    println!("  {:<30} {:>14}", "file bytes per op", cycle.file_len);
+    println!("  {:<30} {:>14.0}", "ops/s", ops_s);
+    println!("  {:<30} {:>14.0}", "messages/s", msgs_s);
+    println!("  {:<30} {:>14.1}", "file MB/s", (cycle.ops * cycle.file_len) as f64 / cycle.secs / 1e6);
+    for (name, q) in [("cycle p50 (us)", 0.50), ("cycle p90 (us)", 0.90), ("cycle p99 (us)", 0.99), ("cycle p99.9 (us)", 0.999)] {
+        println!("  {:<30} {:>14.1}", name, us(q));
+    }
+    println!("  {:<30} {:>14.1}", "cycle max (us)", h.max as f64 / 1e3);
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("  {:<30} {:>14}", "CPUs available", cpus);
+    if let Some(c) = cycle.daemon_cpu {
+        println!("  {:<30} {:>14.0}", "daemon CPU (% of one core)", c * 100.0);
+    }
+    println!("  {:<30} {:>14.0}", "bench CPU (% of one core)", cycle.bench_cpu * 100.0);
+    if let Some(f) = &floor {
+        let floor_s = f.ops as f64 / f.secs;
+        println!("  {:<30} {:>14.0}", "floor round trips/s", floor_s);
+        println!("  {:<30} {:>14.1}", "floor p50 (us)", f.hist.quantile(0.50) as f64 / 1e3);
+        println!("  {:<30} {:>14.1}", "floor p99 (us)", f.hist.quantile(0.99) as f64 / 1e3);
+        if let Some(c) = f.daemon_cpu {
+            println!("  {:<30} {:>14.0}", "floor daemon CPU (% of a core)", c * 100.0);
+        }
+        println!("  {:<30} {:>14.3}", "ops/s / floor", ops_s / floor_s);
+        println!("  {:<30} {:>14.3}", "messages/s / floor", msgs_s / floor_s);
+    }
+    Ok(())
+}
+
+#[derive(Clone)]
+enum Work {
+    /// walk(newfid) + open + read to the end + clunk of these names.
+    Cycle(Vec<Vec<u8>>),
+    /// Tclunk of an unknown fid, answered Rerror: one round trip.
+    Floor,
+}
+
+struct Tally {
+    ops: u64,
+    msgs: u64,
+    file_len: u64,
+    secs: f64,
+    hist: Hist,
+    /// The daemon's CPU time over the measured window, per second of it.
+    daemon_cpu: Option<f64>,
+    /// This process's (the client threads') CPU time, likewise.
+    bench_cpu: f64,
+}
+
+/// Connect every connection, let them all start together, run the warmup
+/// then the measured window, and add up what the threads counted.
+fn measure(opts: &Opts, sock: &Path, pid: Option<u32>, work: Work) -> io::Result<Tally> {
+    // Every thread connects, negotiates and checks one cycle before the
+    // barrier; the main thread then takes the start time for everyone.
+    let start = Arc::new(Barrier::new(opts.conns + 1));
+    let warmup = Duration::from_secs_f64(opts.warmup);
+    let secs = Duration::from_secs_f64(opts.secs);
+    let mut threads = Vec::with_capacity(opts.conns);
+    for _ in 0..opts.conns {
+        let (start, work, sock, msize) = (start.clone(), work.clone(), sock.to_path_buf(), opts.msize);
+        threads.push(std::thread::spawn(move || -> io::Result<(u64, u64, u64, Hist)> {
+            // A thread that fails before the barrier must still reach it, or
+            // everyone waits forever; it reports its error after.
+            let setup = Session::open(&sock, msize).and_then(|mut s| {
+                let len = s.one(&work)?;
+                Ok((s, len))
+            });
+            start.wait();
+            let (mut s, file_len) = setup?;
+            let t0 = Instant::now();
+            let (warm_end, end) = (t0 + warmup, t0 + warmup + secs);
+            let mut now = t0;
+            while now < warm_end {
+                s.one(&work)?;
+                now = Instant::now();
+            }
+            let (mut ops, msgs0, mut hist) = (0u64, s.sent, Hist::new());
+            while now < end {
+                let before = now;
+                let len = s.one(&work)?;
+                if len != file_len {
+                    return Err(bad(format!("read {len} bytes, the first cycle read {file_len}")));
+                }
+                now = Instant::now();
+                hist.add((now - before).as_nanos() as u64);
+                ops += 1;
+            }
+            Ok((ops, s.sent - msgs0, file_len, hist))
+        }));
+    }
+    start.wait();
+    let t0 = Instant::now();
+    std::thread::sleep(warmup);
+    let (cpu_t0, daemon0, bench0) = (Instant::now(), pid.and_then(cpu_secs), cpu_secs(std::process::id()));
+    let mut total = Tally { ops: 0, msgs: 0, file_len: 0, secs: 0.0, hist: Hist::new(), daemon_cpu: None, bench_cpu: 0.0 };
+    let mut first_err = None;
+    for t in threads {
+        match t.join().map_err(|_| bad("a connection thread panicked".into())).and_then(|r| r) {
+            Ok((ops, msgs, file_len, hist)) => {
+                total.ops += ops;
+                total.msgs += msgs;
+                total.file_len = file_len;
+                total.hist.merge(&hist);
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let window = cpu_t0.elapsed().as_secs_f64();
+    if let (Some(a), Some(b)) = (daemon0, pid.and_then(cpu_secs)) {
+        total.daemon_cpu = Some((b - a) / window);
+    }
+    if let (Some(a), Some(b)) = (bench0, cpu_secs(std::process::id())) {
+        total.bench_cpu = (b - a) / window;
+    }
+    // The window each thread measured is `secs` long, ending at its first
+    // cycle past the deadline; wall time from the barrier minus the warmup
+    // is that, plus the longest overrun.
+    total.secs = (t0.elapsed().as_secs_f64() - opts.warmup).max(opts.secs);
+    Ok(total)
+}
+
+// ---------------------------------------------------------------------------
+// The fid mode: RSS per live fid.
+
+fn fids_mode(opts: &Opts, sock: &Path, pid: Option<u32>, n: u32) -> io::Result<()> {
+    if n == 0 || n >= NOFID - 1 {
+        return Err(bad(format!("--fids {n}: expected 1..{}", NOFID - 1)));
+    }
+    let mut s = Session::open(sock, opts.msize)?;
+    let pid = match pid {
+        Some(p) => p,
+        None => daemon_pid(&mut s)?,
+    };
+    let before = Mem::of(pid)?;
+    let t0 = Instant::now();
+    for newfid in 1..=n {
+        s.walk(ROOT_FID, newfid, &[])?;
+    }
+    let took = t0.elapsed();
+    // Let the loop finish whatever it does after the last reply.
+    std::thread::sleep(Duration::from_millis(100));
+    let after = Mem::of(pid)?;
+    drop(s);
+    std::thread::sleep(Duration::from_millis(200));
+    let closed = Mem::of(pid)?;
+
+    let grew_kib = after.rss_kib.saturating_sub(before.rss_kib);
+    let per_fid = grew_kib as f64 * 1024.0 / n as f64;
+    let at_100k_mib = per_fid * 100_000.0 / (1024.0 * 1024.0);
+    let verdict = if at_100k_mib <= 32.0 { "within" } else { "OVER" };
+    println!(
+        "fids: {n} live fids on one connection: RSS {} -> {} KiB (+{} KiB), {:.0} bytes/fid; \
+         100,000 fids ~ {:.1} MiB, {verdict} the 32 MiB target",
+        before.rss_kib, after.rss_kib, grew_kib, per_fid, at_100k_mib
+    );
+    println!();
+    println!("  {:<30} {:>14} {:>14}", "measure", "VmRSS KiB", "VmHWM KiB");
+    println!("  {:<30} {:>14} {:>14}", "attached, no fids", before.rss_kib, before.hwm_kib);
+    println!("  {:<30} {:>14} {:>14}", format!("{n} fids live"), after.rss_kib, after.hwm_kib);
+    println!("  {:<30} {:>14} {:>14}", "connection closed", closed.rss_kib, closed.hwm_kib);
+    println!("  {:<30} {:>14.0}", "bytes per fid", per_fid);
+    println!("  {:<30} {:>14.0}", "walks/s (one at a time)", n as f64 / took.as_secs_f64());
+    Ok(())
+}
+
+/// A daemon we did not start tells us its pid in /pid.
+fn daemon_pid(s: &mut Session) -> io::Result<u32> {
+    let text = s.read_file(&[b"pid".to_vec()])?;
+    String::from_utf8_lossy(&text).trim().parse().map_err(|_| bad("/pid is not a number".into()))
+}
+
+/// User plus system CPU seconds of a process so far, from /proc/<pid>/stat.
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis start at field 3
+    // (state); utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut f = rest.split(' ').skip(11);
+    let ticks: u64 = f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
+}
+
+struct Mem {
+    rss_kib: u64,
+    hwm_kib: u64,
+}
+
+impl Mem {
+    fn of(pid: u32) -> io::Result<Mem> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        let field = |name: &str| -> io::Result<u64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .ok_or_else(|| bad(format!("/proc/{pid}/status has no {name}")))
+        };
+        Ok(Mem { rss_kib: field("VmRSS:")?, hwm_kib: field("VmHWM:")? })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One 9P session over a blocking Unix stream, one request at a time.
+
+struct Session {
+    stream: UnixStream,
+    dialect: Dialect,
+    msize: u32,
+    out: Vec<u8>,
+    inbuf: Vec<u8>,
+    /// Bytes of `inbuf` holding received data not yet consumed.
+    have: usize,
+    /// Length of the reply at the front of `inbuf`, once `recv` returned it.
+    taken: usize,
+    /// T-messages sent on this session.
+    sent: u64,
+}
+
+impl Session {
+    /// Connect, Tversion, Tattach as `ROOT_FID`.
+    fn open(sock: &Path, msize: u32) -> io::Result<Session> {
+        let stream = UnixStream::connect(sock).map_err(|e| io::Error::new(e.kind(), format!("connect {}: {e}", sock.display())))?;
+        stream.set_read_timeout(Some(IO_TIMEOUT))?;
+        stream.set_write_timeout(Some(IO_TIMEOUT))?;
+        let mut s = Session {
+            stream,
+            dialect: Dialect::P2000,
+            msize,
+            out: Vec::with_capacity(256),
+            inbuf: vec![0; msize as usize],
+            have: 0,
+            taken: 0,
+            sent: 0,
+        };
+        let version = b"9P2000".as_slice();
+        match s.rpc(proto::NOTAG, &Tmsg::Version { msize, version })? {
+            Rmsg::Version { msize: m, version: v } if v == version && (4096..=msize).contains(&m) => s.msize = m,
+            other => return Err(bad(format!("Tversion answered {}", show(&other)))),
+        }
+        let attach = Tmsg::Attach { fid: ROOT_FID, afid: NOFID, uname: b"bench", aname: b"", n_uname: NONUNAME };
+        match s.rpc(1, &attach)? {
+            Rmsg::Attach { .. } => Ok(s),
+            other => Err(bad(format!("Tattach answered {}", show(&other)))),
+        }
+    }
+
+    /// One unit of work; for a cycle, the file's length.
+    fn one(&mut self, work: &Work) -> io::Result<u64> {
+        match work {
+            Work::Cycle(names) => Ok(self.read_file(names)?.len() as u64),
+            Work::Floor => match self.rpc(1, &Tmsg::Clunk { fid: UNKNOWN_FID })? {
+                Rmsg::Error { .. } => Ok(0),
+                other => Err(bad(format!("Tclunk of an unknown fid answered {}", show(&other)))),
+            },
+        }
+    }
+
+    /// walk(newfid) + open + read to the end + clunk; the file's bytes.
+    ///
+    /// The end is the first read that returns fewer bytes than asked (a
+    /// read asks for a whole msize's worth, so a file under the msize is
+    /// one Tread). Served files are snapshots of whole text, and every
+    /// cycle's length is checked to be the first's.
+    fn read_file(&mut self, names: &[Vec<u8>]) -> io::Result<Vec<u8>> {
+        let names: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
+        self.walk(ROOT_FID, CYCLE_FID, &names)?;
+        match self.rpc(1, &Tmsg::Open { fid: CYCLE_FID, mode: OREAD })? {
+            Rmsg::Open { .. } => {}
+            other => return Err(bad(format!("Topen answered {}", show(&other)))),
+        }
+        let count = self.msize - IOHDRSZ;
+        let mut data = Vec::new();
+        loop {
+            let offset = data.len() as u64;
+            match self.rpc(1, &Tmsg::Read { fid: CYCLE_FID, offset, count })? {
+                Rmsg::Read { data: d } => {
+                    data.extend_from_slice(d);
+                    if (d.len() as u32) < count {
+                        break;
+                    }
+                }
+                other => return Err(bad(format!("Tread answered {}", show(&other)))),
+            }
+        }
+        match self.rpc(1, &Tmsg::Clunk { fid: CYCLE_FID })? {
+            Rmsg::Clunk => Ok(data),
+            other => Err(bad(format!("Tclunk answered {}", show(&other)))),
+        }
+    }
+
+    fn walk(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> io::Result<()> {
+        let wn = WalkNames::new(names).ok_or_else(|| bad("too many names".into()))?;
+        match self.rpc(1, &Tmsg::Walk { fid, newfid, names: wn })? {
+            Rmsg::Walk { qids } if qids.len() == names.len() => Ok(()),
+            other => Err(bad(format!("Twalk {fid}->{newfid} {:?} answered {}", names_text(names), show(&other)))),
+        }
+    }
+
+    /// Send one request and wait for its reply, checking the tag.
+    fn rpc(&mut self, tag: u16, msg: &Tmsg<'_>) -> io::Result<Rmsg<'_>> {
+        self.out.clear();
+        proto::encode_t(&mut self.out, tag, msg, self.dialect);
+        self.stream.write_all(&self.out)?;
+        self.sent += 1;
+        let dialect = self.dialect;
+        let reply = self.recv()?;
+        let (rtag, r) = proto::decode_r(reply, dialect).map_err(|e| bad(format!("decoding a reply: {e}")))?;
+        if rtag != tag {
+            return Err(bad(format!("reply tag {rtag}, sent {tag}")));
+        }
+        Ok(r)
+    }
+
+    /// The next whole reply's bytes.
+    fn recv(&mut self) -> io::Result<&[u8]> {
+        // Drop the previous reply, keeping anything after it.
+        if self.taken > 0 {
+            self.inbuf.copy_within(self.taken..self.have, 0);
+            self.have -= self.taken;
+            self.taken = 0;
+        }
+        loop {
+            // Framing is checked against our msize: Rversion may carry the
+            // asked msize back before the negotiated one is known.
+            if let Some(size) = proto::frame_size(&self.inbuf[..self.have], self.inbuf.len() as u32)
+                .map_err(|e| bad(format!("framing a reply: {e}")))?
+            {
+                if self.have >= size {
+                    self.taken = size;
+                    return Ok(&self.inbuf[..size]);
+                }
+            }
+            let n = self.stream.read(&mut self.inbuf[self.have..])?;
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
+            }
+            self.have += n;
+        }
+    }
+}
+
+fn names_of(path: &str) -> Vec<Vec<u8>> {
+    path.split('/').filter(|s| !s.is_empty()).map(|s| s.as_bytes().to_vec()).collect()
+}
+
+fn names_text(names: &[&[u8]]) -> Vec<String> {
+    names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect()
+}
+
+/// A reply as `-D` prints it (an Rerror's text readable).
+fn show(r: &Rmsg<'_>) -> String {
+    proto::trace_r(1, r).to_string()
+}
+
+fn bad(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+// ---------------------------------------------------------------------------
+// A latency histogram: log2 buckets split 64 ways (under 1.6% error),
+// fixed size, so a long run costs no memory per sample.
+
+const SUB_BITS: u32 = 6;
+const SUB: usize = 1 << SUB_BITS;
+
+struct Hist {
+    counts: Vec<u64>,
+    total: u64,
+    max: u64,
+}
+
+impl Hist {
+    fn new() -> Hist {
+        Hist { counts: vec![0; 64 * SUB], total: 0, max: 0 }
+    }
+
+    fn index(v: u64) -> usize {
+        if v < SUB as u64 {
+            return v as usize;
+        }
+        let exp = 63 - v.leading_zeros(); // >= SUB_BITS
+        let mantissa = (v >> (exp - SUB_BITS)) as usize & (SUB - 1);
+        (exp - SUB_BITS + 1) as usize * SUB + mantissa
+    }
+
+    /// The lowest value that lands in bucket `i`.
+    fn low(i: usize) -> u64 {
+        if i < SUB {
+            return i as u64;
+        }
+        let exp = (i / SUB) as u32 + SUB_BITS - 1;
+        ((SUB + i % SUB) as u64) << (exp - SUB_BITS)
+    }
+
+    fn add(&mut self, v: u64) {
+        self.counts[Self::index(v)] += 1;
+        self.total += 1;
+        self.max = self.max.max(v);
+    }
+
+    fn merge(&mut self, other: &Hist) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.max = self.max.max(other.max);
+    }
+
+    /// The value at quantile `q` (the bucket's midpoint), 0 when empty.
+    fn quantile(&self, q: f64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, hi) = (Self::low(i), Self::low(i + 1));
+                return ((lo + hi) / 2).min(self.max);
+            }
+        }
+        self.max
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The daemon under test, when the bench starts it.
+
+struct Daemon {
+    child: Child,
+    dir: PathBuf,
+    sock: PathBuf,
+}
+
+impl Daemon {
+    fn spawn(bin: Option<PathBuf>) -> io::Result<Daemon> {
+        let bin = match bin {
+            Some(b) => b,
+            None => release_binary()?,
+        };
+        let dir = std::env::temp_dir().join(format!("9agents-bench-{}-{}", std::process::id(), nanos()));
+        std::fs::create_dir(&dir)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        let sock = dir.join("bench.sock");
+        let log = std::fs::File::create(dir.join("daemon.log"))?;
+        let child = Command::new(&bin)
+            .args(["--no-post", "--unix"])
+            .arg(&sock)
+            .env("XDG_RUNTIME_DIR", &dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| io::Error::new(e.kind(), format!("spawn {}: {e}", bin.display())))?;
+        let mut d = Daemon { child, dir, sock };
+        let deadline = Instant::now() + SPAWN_DEADLINE;
+        loop {
+            if UnixStream::connect(&d.sock).is_ok() {
+                eprintln!("load: spawned {} (pid {}) on unix!{}", bin.display(), d.child.id(), d.sock.display());
+                return Ok(d);
+            }
+            if let Some(status) = d.child.try_wait()? {
+                let msg = format!("the daemon exited ({status}) before listening: {}", d.log_tail());
+                d.cleanup();
+                return Err(bad(msg));
+            }
+            if Instant::now() > deadline {
+                let _ = d.child.kill();
+                let _ = d.child.wait();
+                let msg = format!("no socket at {} after {SPAWN_DEADLINE:?}: {}", d.sock.display(), d.log_tail());
+                d.cleanup();
+                return Err(bad(msg));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGTERM, wait (bounded) and check the exit was clean.
+    fn stop(mut self) -> io::Result<()> {
+        // SAFETY: kill(2) on the pid of a child we have not yet reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + SPAWN_DEADLINE;
+        let status = loop {
+            if let Some(s) = self.child.try_wait()? {
+                break Some(s);
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let result = match status {
+            Some(s) if s.success() => Ok(()),
+            Some(s) => Err(bad(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail()))),
+            None => Err(bad(format!("the daemon ignored SIGTERM for {SPAWN_DEADLINE:?}; killed"))),
+        };
+        self.cleanup();
+        result
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("daemon.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(5)..].join(" | ")
+    }
+
+    fn cleanup(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `target/release/9agents` (or under `$CARGO_TARGET_DIR`), built with
+/// `cargo build --release` first if it is not there.
+fn release_binary() -> io::Result<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let target = if target.is_absolute() { target } else { root.join(target) };
+    let bin = target.join("release/9agents");
+    if !bin.exists() {
+        eprintln!("load: {} is missing; running cargo build --release", bin.display());
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo).args(["build", "--release", "--bin", "9agents"]).current_dir(&root).status()?;
+        if !status.success() || !bin.exists() {
+            return Err(bad(format!("cargo build --release failed ({status})")));
+        }
+    }
+    Ok(bin)
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}

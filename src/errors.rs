@@ -39,6 +39,7 @@ pub enum Error {
     Malformed,
     UnknownType,
     NotRegular,
+    DirTooLarge,
     Io,
 }
 
@@ -70,6 +71,7 @@ impl Error {
             Malformed => ("protocol botch", libc::EPROTO as u32),
             UnknownType => ("Function not implemented", libc::ENOSYS as u32),
             NotRegular => ("invalid read: not a regular file", libc::EINVAL as u32),
+            DirTooLarge => ("directory too large to list whole: raise --max-dir-entries; No buffer space available", libc::ENOBUFS as u32),
             Io => ("i/o error", libc::EIO as u32),
         }
     }
@@ -90,7 +92,7 @@ mod tests {
     const ALL: &[Error] = &[
         NotFound, NotDir, IsDir, UnknownFid, FidInUse, FidOpen, FidNotOpen, WalkOpenFid, BadOffset,
         DirReadTooSmall, ReadOnly, NoAuth, BadAfid, BadAname, BadName, NameTooLong, TooManyNames,
-        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, Io,
+        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, Io,
     ];
 
     /// The phrases that retarget an errno when a client maps text by

@@ -12,7 +12,8 @@ use nineagents::tree::{Owner, Tree};
 const USAGE: &str = "\
 usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
-               [--msize BYTES] [--max-fids N] [--max-conns N] [-D] [-v]...
+               [--msize BYTES] [--max-fids N] [--max-conns N]
+               [--max-dir-entries N] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
        9agents stat [-a ADDR] PATH
@@ -34,6 +35,7 @@ unix!/path, tcp!host!port, or a posted name.
   --msize BYTES    the largest message (default 1048576, at least 4096)
   --max-fids N     fids per connection (default 1048576)
   --max-conns N    connections at once (default 256)
+  --max-dir-entries N  entries a listed directory may hold (default 65536)
   -D               print every 9P message to stderr
   -v               more logging (repeat for more)
 ";
@@ -45,6 +47,7 @@ const HARNESSES: [&str; 5] = ["claude", "codex", "omp", "hermes", "dsh"];
 const MSIZE_DEFAULT: u32 = 1 << 20;
 const MAX_FIDS_DEFAULT: usize = 1 << 20;
 const MAX_CONNS_DEFAULT: usize = 256;
+const MAX_DIR_ENTRIES_DEFAULT: usize = 65_536;
 
 struct Options {
     cfg: Config,
@@ -101,6 +104,7 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
         max_fids: p.opt_value_from_str("--max-fids").map_err(e)?.unwrap_or(MAX_FIDS_DEFAULT),
         max_conns: p.opt_value_from_str("--max-conns").map_err(e)?.unwrap_or(MAX_CONNS_DEFAULT),
         trace: p.contains("-D"),
+        max_dir_entries: p.opt_value_from_str("--max-dir-entries").map_err(e)?.unwrap_or(MAX_DIR_ENTRIES_DEFAULT),
     };
     if cfg.msize < nineagents::server::dispatch::MSIZE_MIN {
         return Err(format!("--msize {} is below the minimum 4096", cfg.msize));
@@ -177,7 +181,7 @@ fn serve(opts: Options) -> std::io::Result<()> {
     };
     let uid = rustix::process::getuid().as_raw();
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
-    let mut server = Server::new(opts.cfg, Tree::new(owner), listeners, signal_fd)?;
+    let mut server = Server::new(opts.cfg, Tree::new(owner, &opts.roots), listeners, signal_fd)?;
     server.run(only)
 }
 

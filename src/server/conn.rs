@@ -15,9 +15,10 @@
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
+use std::rc::Rc;
 
 use crate::proto::{self, Dialect, Rmsg};
-use crate::tree::NodeId;
+use crate::tree::{Loc, Meta, NodeId};
 
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
@@ -44,12 +45,34 @@ pub enum Phase {
     Closing,
 }
 
-/// A fid's state: the node it names, and for an open directory the cursor
-/// of its listing.
-#[derive(Clone, Copy, Debug)]
+/// One entry of a directory listing, as it was when the directory was
+/// opened: enough to encode its stat without asking the disk again.
+#[derive(Clone, Debug)]
+pub struct DirEntry {
+    pub loc: Loc,
+    /// The file's meta; `None` for a node of the skeleton.
+    pub meta: Option<Meta>,
+}
+
+/// What an open fid reads.
+#[derive(Clone, Debug)]
+pub enum Opened {
+    /// A fact of the skeleton, computed at each read.
+    Fact,
+    /// A file on disk, through the fd opened at Topen (so a file unlinked
+    /// while open stays readable, and no path is resolved again).
+    File(Rc<OwnedFd>),
+    /// A directory, listed at Topen; a 9P2000 read walks this snapshot.
+    Dir(Rc<Vec<DirEntry>>),
+}
+
+/// A fid's state: the node it names, whether it is a directory, and once
+/// open what it reads and the cursor of a directory listing.
+#[derive(Clone, Debug)]
 pub struct Fid {
     pub node: NodeId,
-    pub open: bool,
+    pub is_dir: bool,
+    pub open: Option<Opened>,
     /// The offset the next directory read must ask for, and the entry it
     /// starts at (read(5): offset 0 or the previous read's end).
     pub dir_offset: u64,
@@ -57,8 +80,8 @@ pub struct Fid {
 }
 
 impl Fid {
-    pub fn new(node: NodeId) -> Self {
-        Fid { node, open: false, dir_offset: 0, dir_index: 0 }
+    pub fn new(node: NodeId, is_dir: bool) -> Self {
+        Fid { node, is_dir, open: None, dir_offset: 0, dir_index: 0 }
     }
 }
 

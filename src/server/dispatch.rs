@@ -7,11 +7,15 @@
 //! before this returns — or, for a request that must wait, a parked record
 //! that answers it later.
 
-use crate::errors::Error;
-use crate::proto::{self, Dialect, Rmsg, Tmsg, WalkQids, IOHDRSZ, NOFID, OREAD};
-use crate::tree::{Lookup, NodeId, Tree};
+use std::os::fd::OwnedFd;
+use std::rc::Rc;
 
-use super::conn::{Conn, Fid, Phase};
+use crate::errors::Error;
+use crate::proto::{self, Dialect, Rmsg, Tmsg, IOHDRSZ, NOFID, OREAD};
+use crate::tree::Tree;
+
+use super::conn::{Conn, Fid, Opened, Phase};
+use super::job::{Job, OpenStage, WalkState};
 use super::Config;
 
 /// The smallest msize we accept: Linux refuses a server's below 4096, and
@@ -21,16 +25,21 @@ pub const MSIZE_MIN: u32 = 4096;
 pub const NAME_BYTES_MAX: usize = 255;
 
 /// What the loop does after a request.
-#[derive(Debug, PartialEq, Eq)]
 pub enum After {
     Continue,
     /// The peer broke the protocol in a way that leaves nothing to answer.
     Close,
+    /// The request waits on the disk: park it with this job.
+    Park(u16, Job),
+    /// A read of an open file on disk: park it on one pread.
+    ParkRead { tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32 },
 }
 
 pub struct Ctx<'a> {
     pub tree: &'a mut Tree,
     pub cfg: &'a Config,
+    /// What clunked fids had open, for the ring to close.
+    pub closing: Vec<Opened>,
 }
 
 fn err(conn: &mut Conn, ctx: &Ctx, tag: u16, e: Error) {
@@ -59,10 +68,10 @@ pub fn handle(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) -> After 
         Tmsg::Auth { .. } => err(conn, ctx, tag, Error::NoAuth),
         Tmsg::Attach { fid, afid, aname, .. } => attach(ctx, conn, tag, fid, afid, aname),
         Tmsg::Flush { oldtag } => flush(ctx, conn, tag, oldtag),
-        Tmsg::Walk { fid, newfid, names } => walk(ctx, conn, tag, fid, newfid, names.as_slice()),
-        Tmsg::Open { fid, mode } => open(ctx, conn, tag, fid, mode),
-        Tmsg::Read { fid, offset, count } => read(ctx, conn, tag, fid, offset, count),
-        Tmsg::Stat { fid } => stat(ctx, conn, tag, fid),
+        Tmsg::Walk { fid, newfid, names } => return walk(ctx, conn, tag, fid, newfid, names.as_slice()),
+        Tmsg::Open { fid, mode } => return open(ctx, conn, tag, fid, mode),
+        Tmsg::Read { fid, offset, count } => return read(ctx, conn, tag, fid, offset, count),
+        Tmsg::Stat { fid } => return stat(ctx, conn, tag, fid),
         Tmsg::Clunk { fid } => match clunk_fid(ctx, conn, fid) {
             Ok(()) => conn.reply(tag, &Rmsg::Clunk, ctx.cfg.trace),
             Err(e) => err(conn, ctx, tag, e),
@@ -111,6 +120,7 @@ pub fn reset_session(ctx: &mut Ctx, conn: &mut Conn) {
     conn.parked.clear();
     for (_, fid) in conn.fids.drain() {
         ctx.tree.release(fid.node);
+        ctx.closing.extend(fid.open);
     }
 }
 
@@ -131,8 +141,8 @@ fn attach(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: 
     }
     let root = ctx.tree.root();
     ctx.tree.acquire(root);
-    conn.fids.insert(fid, Fid::new(root));
-    let qid = ctx.tree.qid(root);
+    conn.fids.insert(fid, Fid::new(root, true));
+    let qid = ctx.tree.static_qid(0);
     conn.reply(tag, &Rmsg::Attach { qid }, ctx.cfg.trace);
 }
 
@@ -154,98 +164,91 @@ fn check_name(name: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) {
-    let Some(&from) = conn.fids.get(&fid) else {
-        return err(conn, ctx, tag, Error::UnknownFid);
+fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> After {
+    let Some(from) = conn.fids.get(&fid) else {
+        err(conn, ctx, tag, Error::UnknownFid);
+        return After::Continue;
     };
-    let refusal = if from.open && newfid == fid {
+    let refusal = if from.open.is_some() && newfid == fid {
         Some(Error::WalkOpenFid)
     } else if newfid != fid && conn.fids.contains_key(&newfid) {
         Some(Error::FidInUse)
     } else if newfid != fid && conn.fids.len() >= ctx.cfg.max_fids {
         Some(Error::TooManyFids)
-    } else if !names.is_empty() && !ctx.tree.is_dir(from.node) {
+    } else if !names.is_empty() && !from.is_dir {
         Some(Error::NotDir)
     } else {
         names.iter().find_map(|n| check_name(n).err())
     };
-    if let Some(e) = refusal {
-        return err(conn, ctx, tag, e);
-    }
-    let mut node = from.node;
-    let mut qids = Vec::with_capacity(names.len());
-    for name in names {
-        // walk(5): every element but the last must be a directory, `..`
-        // included, so nothing is walked from a file.
-        let next = if !ctx.tree.is_dir(node) {
-            None
-        } else if *name == b".." {
-            Some(ctx.tree.parent(node))
-        } else {
-            match ctx.tree.lookup(node, name) {
-                Lookup::Found(n) => Some(n),
-                Lookup::Missing => None,
-            }
-        };
-        match next {
-            Some(n) => {
-                node = n;
-                qids.push(ctx.tree.qid(n));
-            }
-            None if qids.is_empty() => return err(conn, ctx, tag, Error::NotFound),
-            None => break,
-        }
-    }
-    if qids.len() == names.len() {
-        bind_fid(ctx, conn, fid, newfid, node);
-    }
-    let qids = WalkQids::new(&qids).expect("at most MAXWELEM names were decoded");
-    conn.reply(tag, &Rmsg::Walk { qids }, ctx.cfg.trace);
-}
-
-/// Point `newfid` at `node` (replacing `fid`'s node when they are equal).
-fn bind_fid(ctx: &mut Ctx, conn: &mut Conn, fid: u32, newfid: u32, node: NodeId) {
-    ctx.tree.acquire(node);
-    if let Some(old) = conn.fids.insert(newfid, Fid::new(node)) {
-        debug_assert_eq!(fid, newfid);
-        ctx.tree.release(old.node);
-    }
-}
-
-fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) {
-    let Some(f) = conn.fids.get(&fid).copied() else {
-        return err(conn, ctx, tag, Error::UnknownFid);
+    let cur = ctx.tree.loc(from.node);
+    let (refusal, cur) = match (refusal, cur) {
+        (Some(e), _) => (Some(e), None),
+        (None, None) => (Some(Error::NotFound), None),
+        (None, Some(c)) => (None, Some(c)),
     };
-    if f.open {
-        return err(conn, ctx, tag, Error::FidOpen);
+    if let Some(e) = refusal {
+        err(conn, ctx, tag, e);
+        return After::Continue;
     }
+    let state = WalkState {
+        fid,
+        newfid,
+        names: names.iter().map(|n| n.to_vec()).collect(),
+        cur: cur.expect("checked above"),
+        cur_is_dir: from.is_dir,
+        qids: Vec::with_capacity(names.len()),
+        next: None,
+    };
+    After::Park(tag, Job::Walk(state))
+}
+
+fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
+    let Some(f) = conn.fids.get(&fid) else {
+        err(conn, ctx, tag, Error::UnknownFid);
+        return After::Continue;
+    };
     // Only a plain read: write, read-write, exec, truncate and
     // remove-on-close are all refused (CONFORMANCE 22).
-    if mode != OREAD {
-        return err(conn, ctx, tag, Error::ReadOnly);
+    let refusal = if f.open.is_some() {
+        Some(Error::FidOpen)
+    } else if mode != OREAD {
+        Some(Error::ReadOnly)
+    } else {
+        None
+    };
+    let loc = ctx.tree.loc(f.node);
+    match (refusal, loc) {
+        (Some(e), _) => err(conn, ctx, tag, e),
+        (None, None) => err(conn, ctx, tag, Error::NotFound),
+        (None, Some(loc)) => {
+            let job = Job::Open { fid, loc, stage: OpenStage::Look, qid: Default::default(), pending: Vec::new(), entries: Vec::new() };
+            return After::Park(tag, job);
+        }
     }
-    let qid = ctx.tree.qid(f.node);
-    let entry = conn.fids.get_mut(&fid).expect("checked above");
-    entry.open = true;
-    entry.dir_offset = 0;
-    entry.dir_index = 0;
-    let iounit = conn.msize - IOHDRSZ;
-    conn.reply(tag, &Rmsg::Open { qid, iounit }, ctx.cfg.trace);
+    After::Continue
 }
 
-fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) {
-    let Some(f) = conn.fids.get(&fid).copied() else {
-        return err(conn, ctx, tag, Error::UnknownFid);
+fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) -> After {
+    let Some(f) = conn.fids.get(&fid) else {
+        err(conn, ctx, tag, Error::UnknownFid);
+        return After::Continue;
     };
-    if !f.open {
-        return err(conn, ctx, tag, Error::FidNotOpen);
-    }
     let count = count.min(conn.msize - IOHDRSZ);
-    if ctx.tree.is_dir(f.node) {
-        return read_dir(ctx, conn, tag, fid, f, offset, count);
+    match f.open.clone() {
+        None => err(conn, ctx, tag, Error::FidNotOpen),
+        Some(Opened::File(file)) => return After::ParkRead { tag, fid, file, offset, count },
+        Some(Opened::Dir(entries)) => read_dir(ctx, conn, tag, fid, &entries, offset, count),
+        Some(Opened::Fact) => read_fact(ctx, conn, tag, fid, offset, count),
     }
+    After::Continue
+}
+
+fn read_fact(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) {
+    let Some(crate::tree::Loc::Static(i)) = conn.fids.get(&fid).and_then(|f| ctx.tree.loc(f.node)) else {
+        return err(conn, ctx, tag, Error::NotFound);
+    };
     let start = proto::rread_begin(&mut conn.outq, tag);
-    match ctx.tree.read(f.node, offset, count, &mut conn.outq) {
+    match ctx.tree.read_static(i, offset, count, &mut conn.outq) {
         Ok(()) => {
             proto::rread_finish(&mut conn.outq, start);
             if ctx.cfg.trace {
@@ -261,20 +264,21 @@ fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
 }
 
 /// A 9P2000 directory read: whole stat entries only, from offset 0 or
-/// where the previous read ended (read(5)).
-fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, f: Fid, offset: u64, count: u32) {
+/// where the previous read ended (read(5)), out of the listing made at
+/// Topen.
+fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, entries: &[super::conn::DirEntry], offset: u64, count: u32) {
+    let f = &conn.fids[&fid];
     let index = match offset {
         0 => 0,
         o if o == f.dir_offset => f.dir_index as usize,
         _ => return err(conn, ctx, tag, Error::BadOffset),
     };
-    let children = ctx.tree.children(f.node);
     let start = proto::rread_begin(&mut conn.outq, tag);
     let data_start = conn.outq.len();
     let mut next = index;
     let dialect = conn.dialect;
-    for &child in &children[index.min(children.len())..] {
-        let fits = ctx.tree.with_stat(child, |st| {
+    for entry in &entries[index.min(entries.len())..] {
+        let fits = ctx.tree.with_stat(&entry.loc, entry.meta.as_ref(), |st| {
             if conn.outq.len() - data_start + proto::stat_size(st, dialect) > count as usize {
                 return false;
             }
@@ -287,7 +291,7 @@ fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, f: Fid, offset: 
         next += 1;
     }
     let written = conn.outq.len() - data_start;
-    if written == 0 && next < children.len() {
+    if written == 0 && next < entries.len() {
         conn.outq.truncate(start);
         return err(conn, ctx, tag, Error::DirReadTooSmall);
     }
@@ -295,22 +299,24 @@ fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, f: Fid, offset: 
     if ctx.cfg.trace {
         eprintln!("-{}-> Rread tag {tag} count {written} (directory)", conn.id);
     }
-    let entry = conn.fids.get_mut(&fid).expect("checked by read");
-    entry.dir_offset = offset + written as u64;
-    entry.dir_index = next as u32;
+    let f = conn.fids.get_mut(&fid).expect("checked by read");
+    f.dir_offset = offset + written as u64;
+    f.dir_index = next as u32;
 }
 
-fn stat(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32) {
-    let Some(f) = conn.fids.get(&fid).copied() else {
-        return err(conn, ctx, tag, Error::UnknownFid);
-    };
-    let trace = ctx.cfg.trace;
-    ctx.tree.with_stat(f.node, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
+fn stat(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32) -> After {
+    match conn.fids.get(&fid).map(|f| ctx.tree.loc(f.node)) {
+        None => err(conn, ctx, tag, Error::UnknownFid),
+        Some(None) => err(conn, ctx, tag, Error::NotFound),
+        Some(Some(loc)) => return After::Park(tag, Job::Stat { loc }),
+    }
+    After::Continue
 }
 
 fn clunk_fid(ctx: &mut Ctx, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
     ctx.tree.release(f.node);
+    ctx.closing.extend(f.open);
     Ok(())
 }
 

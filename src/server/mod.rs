@@ -14,7 +14,9 @@
 
 pub mod conn;
 pub mod dispatch;
+mod job;
 pub mod listen;
+mod probe;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -48,6 +50,8 @@ pub struct Config {
     pub max_conns: usize,
     /// `-D`: print every message.
     pub trace: bool,
+    /// Entries a directory may have and still be listed (`--max-dir-entries`).
+    pub max_dir_entries: usize,
 }
 
 /// Who is waiting on an operation.
@@ -58,6 +62,10 @@ enum Token {
     Recv(usize, u32),
     Send(usize, u32),
     Signal,
+    /// A probe of a parked request: (record, generation, probe index).
+    Probe(usize, u32, u32),
+    /// The pread of a parked read.
+    Read(usize, u32),
     /// An operation nobody waits on (a close, a cancel).
     Discard,
 }
@@ -68,6 +76,11 @@ pub struct Server {
     tree: Tree,
     listeners: Vec<Option<Listener>>,
     conns: Slab<Conn>,
+    reqs: Slab<job::Req>,
+    next_req_gen: u32,
+    /// Connections a parked reply was written to, to pump after the
+    /// completion that answered it (never from inside another handler).
+    dirty: Vec<usize>,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -82,6 +95,9 @@ impl Server {
             tree,
             listeners: listeners.into_iter().map(Some).collect(),
             conns: Slab::new(),
+            reqs: Slab::new(),
+            next_req_gen: 0,
+            dirty: Vec::new(),
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -105,6 +121,11 @@ impl Server {
             self.ring.wait(&mut done)?;
             for c in done.drain(..) {
                 self.complete(c);
+                while let Some(idx) = self.dirty.pop() {
+                    if self.conns.get(idx).is_some_and(|c| c.phase != Phase::Closing) {
+                        self.pump(idx);
+                    }
+                }
             }
         }
         let left = self.ring.cancel_all()?;
@@ -120,6 +141,8 @@ impl Server {
             Token::Recv(idx, gen) => self.on_recv(idx, gen, c.result, c.buf),
             Token::Send(idx, gen) => self.on_send(idx, gen, c.result, c.buf),
             Token::Signal => self.on_signal(c.result, &c.buf),
+            Token::Probe(key, gen, i) => self.on_probe(key, gen, i, c),
+            Token::Read(key, gen) => self.on_read(key, gen, c),
             Token::Discard => {}
         }
     }
@@ -215,48 +238,68 @@ impl Server {
     /// Take every whole request that may be taken now, then send what they
     /// answered and read more if allowed.
     fn pump(&mut self, idx: usize) {
-        if self.take_requests(idx) == After::Close {
+        if !self.take_requests(idx) {
             return self.begin_close(idx);
         }
         self.flush_send(idx);
         self.arm_recv(idx);
     }
 
-    fn take_requests(&mut self, idx: usize) -> After {
-        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg };
-        let conn = &mut self.conns[idx];
-        while conn.can_take_request() {
-            let limit = if conn.phase == Phase::AwaitVersion { ctx.cfg.msize } else { conn.msize };
-            let avail = &conn.rbuf[conn.rstart..conn.rlen];
-            let size = match proto::frame_size(avail, limit) {
-                Err(e) => {
-                    log::info!("conn {}: {e:?}; closing", conn.id);
-                    return After::Close;
+    /// Decode and handle whole requests while the connection may take
+    /// them. Returns false when the connection must close.
+    fn take_requests(&mut self, idx: usize) -> bool {
+        loop {
+            match self.take_one(idx) {
+                None => break,
+                Some(After::Continue) => {}
+                Some(After::Close) => return false,
+                Some(After::Park(tag, job)) => self.park(idx, tag, job),
+                Some(After::ParkRead { tag, fid, file, offset, count }) => {
+                    self.park_read(idx, tag, fid, file, offset, count)
                 }
-                Ok(Some(size)) if size <= avail.len() => size,
-                Ok(Some(size)) => {
-                    conn.make_room(size);
-                    break;
-                }
-                Ok(None) => {
-                    conn.make_room(0);
-                    break;
-                }
-            };
-            let rbuf = std::mem::take(&mut conn.rbuf);
-            let frame = &rbuf[conn.rstart..conn.rstart + size];
-            conn.rstart += size;
-            let after = match proto::decode_t(frame, conn.dialect) {
-                Ok((tag, msg)) => dispatch::handle(&mut ctx, conn, tag, msg),
-                Err(e) => refuse_undecodable(&ctx, conn, e),
-            };
-            conn.rbuf = rbuf;
-            if after == After::Close {
-                return After::Close;
             }
         }
-        conn.settle_rbuf();
-        After::Continue
+        self.conns[idx].settle_rbuf();
+        true
+    }
+
+    /// Decode and handle the next whole request, if there is one and the
+    /// connection may take it.
+    fn take_one(&mut self, idx: usize) -> Option<After> {
+        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg, closing: Vec::new() };
+        let conn = &mut self.conns[idx];
+        if !conn.can_take_request() {
+            return None;
+        }
+        let limit = if conn.phase == Phase::AwaitVersion { ctx.cfg.msize } else { conn.msize };
+        let avail = &conn.rbuf[conn.rstart..conn.rlen];
+        let size = match proto::frame_size(avail, limit) {
+            Err(e) => {
+                log::info!("conn {}: {e:?}; closing", conn.id);
+                return Some(After::Close);
+            }
+            Ok(Some(size)) if size <= avail.len() => size,
+            Ok(Some(size)) => {
+                conn.make_room(size);
+                return None;
+            }
+            Ok(None) => {
+                conn.make_room(0);
+                return None;
+            }
+        };
+        let rbuf = std::mem::take(&mut conn.rbuf);
+        let frame = &rbuf[conn.rstart..conn.rstart + size];
+        conn.rstart += size;
+        let after = match proto::decode_t(frame, conn.dialect) {
+            Ok((tag, msg)) => dispatch::handle(&mut ctx, conn, tag, msg),
+            Err(e) => refuse_undecodable(&ctx, conn, e),
+        };
+        conn.rbuf = rbuf;
+        for opened in ctx.closing {
+            job::release_opened(&mut self.ring, Some(opened));
+        }
+        Some(after)
     }
 
     fn flush_send(&mut self, idx: usize) {
@@ -303,7 +346,7 @@ impl Server {
     /// once; the fd is closed when the ring has given back the connection's
     /// buffers.
     fn begin_close(&mut self, idx: usize) {
-        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg };
+        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg, closing: Vec::new() };
         let conn = &mut self.conns[idx];
         if conn.phase == Phase::Closing {
             return;
@@ -311,6 +354,9 @@ impl Server {
         log::debug!("conn {}: closing", conn.id);
         conn.phase = Phase::Closing;
         dispatch::reset_session(&mut ctx, conn);
+        for opened in ctx.closing {
+            job::release_opened(&mut self.ring, Some(opened));
+        }
         if conn.recv_armed || conn.sending {
             let fd = conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
             self.ring.submit(Token::Discard, Sub::CancelFd { fd });

@@ -2,34 +2,79 @@
 //!
 //! A node id (`NodeId`) is the server's handle on a file: fids hold one,
 //! walks produce them, and `..` is answered from the tree's own parent
-//! links, never the kernel's. The static skeleton — `/`, `/README`, `/pid`,
-//! `/uptime` — is a fixed table (`STATIC`); the mirrors and the derived
-//! views hang further node kinds off it.
+//! links, never the kernel's. The skeleton — `/`, the facts, the harness
+//! directories and the mounts where each mirror begins — is a fixed table
+//! (`STATIC`); a file below a mount is a slot of the path table
+//! (`paths`), named by its mount and the names below it.
+//!
+//! Where a node lives on disk is a `Backing`: a harness's base directory
+//! and a path relative to it, composed only of the mount's fixed path and
+//! names that passed the name check and the exclusions. The server opens
+//! it with openat2 beneath the base, with no symlinks, through the ring;
+//! the tree itself never touches the disk.
 //!
 //! Qid paths are identities, not bookkeeping (intro(5)): a node's qid path
 //! is the same on every walk, listing and stat. The space is split by the
-//! top bit so the two kinds can never collide: files on disk get a mix of
+//! top bit so the two kinds can never collide: files on disk get a hash of
 //! their (dev, ino) with bit 63 clear; static and derived nodes get paths
 //! with bit 63 set. A derived file's qid version is a hash of its text, so
 //! a change of content moves it even when the size stays put.
 
 pub mod exclude;
+pub mod paths;
 
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::errors::Error;
 use crate::proto::{Qid, Stat, DMDIR, QTDIR, QTFILE};
+use paths::{PathTable, Place};
 
 /// Bit 63 of a qid path marks a node the daemon makes up itself (the
-/// skeleton, the facts, later the /active fields), so no mix of a real
+/// skeleton, the facts, later the /active fields), so no hash of a real
 /// (dev, ino) — which always has it clear — can equal one.
 pub const QID_PATH_SYNTHETIC: u64 = 1 << 63;
+
+/// The harnesses whose homes are mirrored, in `--root` order.
+pub const HARNESSES: [&str; 5] = ["claude", "codex", "omp", "hermes", "dsh"];
+const CLAUDE: u8 = 0;
+const CODEX: u8 = 1;
+const OMP: u8 = 2;
+const HERMES: u8 = 3;
+const DSH: u8 = 4;
 
 /// A node: a fid's handle on what it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NodeId {
     /// An entry of `STATIC`, by index.
     Static(u16),
+    /// A slot of the path table and its generation.
+    Path { slot: u32, gen: u32 },
+}
+
+/// Where a node is, as a value a walk can carry without pinning anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loc {
+    Static(u16),
+    Mirror(Place),
+}
+
+/// A file on disk: the harness's base, and the path beneath it ("." for
+/// the base itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Backing {
+    pub base: CString,
+    pub rel: CString,
+}
+
+/// Whether a place is there, and how to find out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Presence {
+    Always,
+    Absent,
+    Probe(Backing),
 }
 
 /// A fact computed when it is read.
@@ -42,7 +87,12 @@ enum Fact {
 
 #[derive(Clone, Copy, Debug)]
 enum What {
+    /// A directory of the skeleton, always there.
     Dir,
+    /// `/claude`, `/codex`: there while the harness's base exists.
+    HarnessDir(u8),
+    /// Where a mirror begins: the harness and the path under its base.
+    Mount(u8, &'static str),
     Fact(Fact),
 }
 
@@ -52,26 +102,41 @@ struct StaticNode {
     what: What,
 }
 
+const fn node(name: &'static str, parent: u16, what: What) -> StaticNode {
+    StaticNode { name, parent, what }
+}
+
 /// The skeleton. Index 0 is `/`, its own parent. Children appear in the
 /// order listed, which is sorted by name so a listing is stable.
 const STATIC: &[StaticNode] = &[
-    StaticNode { name: "/", parent: 0, what: What::Dir },
-    StaticNode { name: "README", parent: 0, what: What::Fact(Fact::Readme) },
-    StaticNode { name: "pid", parent: 0, what: What::Fact(Fact::Pid) },
-    StaticNode { name: "uptime", parent: 0, what: What::Fact(Fact::Uptime) },
+    node("/", 0, What::Dir),
+    node("README", 0, What::Fact(Fact::Readme)),
+    node("claude", 0, What::HarnessDir(CLAUDE)),
+    node("codex", 0, What::HarnessDir(CODEX)),
+    node("dsh", 0, What::Mount(DSH, "")),
+    node("hermes", 0, What::Mount(HERMES, "")),
+    node("omp", 0, What::Mount(OMP, "agent")),
+    node("pid", 0, What::Fact(Fact::Pid)),
+    node("skills", 0, What::Dir),
+    node("uptime", 0, What::Fact(Fact::Uptime)),
+    // 10: /claude
+    node("history", 2, What::Mount(CLAUDE, "history.jsonl")),
+    node("projects", 2, What::Mount(CLAUDE, "projects")),
+    node("skills", 2, What::Mount(CLAUDE, "skills")),
+    // 13: /codex
+    node("history", 3, What::Mount(CODEX, "history.jsonl")),
+    node("session-index", 3, What::Mount(CODEX, "session_index.jsonl")),
+    node("sessions", 3, What::Mount(CODEX, "sessions")),
+    // 16: /skills
+    node("claude", 8, What::Mount(CLAUDE, "skills")),
+    node("codex", 8, What::Mount(CODEX, "skills")),
+    node("omp", 8, What::Mount(OMP, "agent/skills")),
 ];
 
 const ROOT: u16 = 0;
 
 /// `/README`: the tree explained in place.
 pub const README: &str = include_str!("README.txt");
-
-/// The answer to a one-name lookup.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Lookup {
-    Found(NodeId),
-    Missing,
-}
 
 /// The owner fields every stat carries: the user the daemon runs as.
 pub struct Owner {
@@ -80,120 +145,268 @@ pub struct Owner {
     pub gid: u32,
 }
 
+/// What a statx said about a file on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub dev: u64,
+    pub ino: u64,
+    pub mode: u16,
+    pub size: u64,
+    pub mtime: i64,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Meta {
+    pub fn from_statx(sx: &libc::statx) -> Meta {
+        Meta {
+            dev: libc::makedev(sx.stx_dev_major, sx.stx_dev_minor),
+            ino: sx.stx_ino,
+            mode: sx.stx_mode,
+            size: sx.stx_size,
+            mtime: sx.stx_mtime.tv_sec,
+            uid: sx.stx_uid,
+            gid: sx.stx_gid,
+        }
+    }
+
+    fn kind(&self) -> u32 {
+        self.mode as u32 & libc::S_IFMT
+    }
+
+    pub fn is_dir(&self) -> bool {
+        self.kind() == libc::S_IFDIR
+    }
+
+    pub fn is_symlink(&self) -> bool {
+        self.kind() == libc::S_IFLNK
+    }
+
+    pub fn is_regular(&self) -> bool {
+        self.kind() == libc::S_IFREG
+    }
+
+    /// u9fs's identity, with the device folded in because the roots need
+    /// not share a filesystem: a hash of (dev, ino), bit 63 clear.
+    pub fn qid(&self) -> Qid {
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&self.dev.to_le_bytes());
+        key[8..].copy_from_slice(&self.ino.to_le_bytes());
+        let path = wyhash::wyhash(&key, 0x9a9e_9a9e) & !QID_PATH_SYNTHETIC;
+        // u9fs's version: the shift makes an append within one second
+        // still move it.
+        let version = (self.mtime as u64 ^ (self.size << 8)) as u32;
+        Qid { ty: if self.is_dir() { QTDIR } else { QTFILE }, version, path }
+    }
+}
+
 pub struct Tree {
     started: Instant,
     started_unix: u32,
     pid: u32,
     owner: Owner,
+    /// Each harness's base directory, when one is configured.
+    bases: [Option<CString>; 5],
+    paths: PathTable,
 }
 
 impl Tree {
-    pub fn new(owner: Owner) -> Self {
+    pub fn new(owner: Owner, roots: &[(String, PathBuf)]) -> Self {
+        let mut bases: [Option<CString>; 5] = Default::default();
+        for (name, path) in roots {
+            if let Some(h) = HARNESSES.iter().position(|n| n == name) {
+                bases[h] = CString::new(path.as_os_str().as_bytes()).ok();
+            }
+        }
         let started_unix = unix_now();
-        Tree { started: Instant::now(), started_unix, pid: std::process::id(), owner }
+        Tree { started: Instant::now(), started_unix, pid: std::process::id(), owner, bases, paths: PathTable::default() }
     }
 
     pub fn root(&self) -> NodeId {
         NodeId::Static(ROOT)
     }
 
-    /// A fid has come to hold `node`. Static nodes need no count; nodes
-    /// that name remembered paths will keep one, freeing on the last
-    /// `release`.
-    pub fn acquire(&mut self, node: NodeId) {
+    /// Where a live node is; `None` for a stale path id.
+    pub fn loc(&self, node: NodeId) -> Option<Loc> {
         match node {
-            NodeId::Static(_) => {}
+            NodeId::Static(i) => Some(match STATIC[i as usize].what {
+                What::Mount(..) => Loc::Mirror(Place { mount: i, sub: Vec::new() }),
+                _ => Loc::Static(i),
+            }),
+            NodeId::Path { slot, gen } => self.paths.get(slot, gen).cloned().map(Loc::Mirror),
+        }
+    }
+
+    /// The node a fid binds to for `loc`, taking a reference.
+    pub fn bind(&mut self, loc: &Loc) -> NodeId {
+        match loc {
+            Loc::Static(i) => NodeId::Static(*i),
+            Loc::Mirror(p) if p.sub.is_empty() => NodeId::Static(p.mount),
+            Loc::Mirror(p) => {
+                let (slot, gen) = self.paths.acquire_place(p);
+                NodeId::Path { slot, gen }
+            }
+        }
+    }
+
+    /// Another fid holds `node`.
+    pub fn acquire(&mut self, node: NodeId) {
+        if let NodeId::Path { slot, gen } = node {
+            self.paths.acquire(slot, gen);
         }
     }
 
     /// A fid holding `node` was clunked or re-pointed.
     pub fn release(&mut self, node: NodeId) {
-        match node {
-            NodeId::Static(_) => {}
+        if let NodeId::Path { slot, gen } = node {
+            self.paths.release(slot, gen);
         }
     }
 
-    /// `..` of a node, clamped at `/`.
-    pub fn parent(&self, node: NodeId) -> NodeId {
-        match node {
-            NodeId::Static(i) => NodeId::Static(STATIC[i as usize].parent),
-        }
+    /// Live path-table slots (for tests and the memory bench).
+    pub fn paths_len(&self) -> usize {
+        self.paths.len()
     }
 
-    pub fn is_dir(&self, node: NodeId) -> bool {
-        match node {
-            NodeId::Static(i) => matches!(STATIC[i as usize].what, What::Dir),
-        }
-    }
-
-    /// Find `name` in the directory `dir`. The name has passed the walk's
-    /// name check already; `..` is the caller's (`parent`).
-    pub fn lookup(&self, dir: NodeId, name: &[u8]) -> Lookup {
-        match dir {
-            NodeId::Static(d) => STATIC
-                .iter()
-                .enumerate()
-                .skip(1)
-                .find(|(_, n)| n.parent == d && n.name.as_bytes() == name)
-                .map_or(Lookup::Missing, |(i, _)| Lookup::Found(NodeId::Static(i as u16))),
-        }
-    }
-
-    /// The entries of directory `dir`, in listing order.
-    pub fn children(&self, dir: NodeId) -> Vec<NodeId> {
-        match dir {
-            NodeId::Static(d) => (1..STATIC.len())
-                .filter(|&i| STATIC[i].parent == d)
-                .map(|i| NodeId::Static(i as u16))
-                .collect(),
-        }
-    }
-
-    pub fn qid(&self, node: NodeId) -> Qid {
-        match node {
-            NodeId::Static(i) => match STATIC[i as usize].what {
-                What::Dir => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
-                What::Fact(f) => Qid {
-                    ty: QTFILE,
-                    version: text_version(&self.fact(f)),
-                    path: QID_PATH_SYNTHETIC | i as u64,
-                },
+    /// `..` of a place, clamped at `/`.
+    pub fn parent(&self, loc: &Loc) -> Loc {
+        match loc {
+            Loc::Static(i) => Loc::Static(STATIC[*i as usize].parent),
+            Loc::Mirror(p) => match p.parent() {
+                Some(up) => Loc::Mirror(up),
+                None => Loc::Static(STATIC[p.mount as usize].parent),
             },
         }
     }
 
-    /// Build the stat of `node` and hand it to `f` (the stat borrows names
-    /// that live only for this call).
-    pub fn with_stat<R>(&self, node: NodeId, f: impl FnOnce(&Stat<'_>) -> R) -> R {
-        let NodeId::Static(i) = node;
-        let entry = &STATIC[i as usize];
-        let (mode, length) = match entry.what {
-            What::Dir => (DMDIR | 0o555, 0),
-            What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
+    /// Is this a directory of the skeleton (as opposed to a file of it, or
+    /// a mirror whose kind only the disk knows)?
+    pub fn static_is_dir(&self, i: u16) -> bool {
+        matches!(STATIC[i as usize].what, What::Dir | What::HarnessDir(_))
+    }
+
+    /// The skeleton child `name` of static directory `d`, as a place.
+    pub fn static_child(&self, d: u16, name: &[u8]) -> Option<Loc> {
+        (1..STATIC.len())
+            .find(|&i| STATIC[i].parent == d && STATIC[i].name.as_bytes() == name)
+            .map(|i| self.static_loc(i as u16))
+    }
+
+    /// The skeleton children of static directory `d`, in listing order.
+    pub fn static_children(&self, d: u16) -> Vec<Loc> {
+        (1..STATIC.len()).filter(|&i| STATIC[i].parent == d).map(|i| self.static_loc(i as u16)).collect()
+    }
+
+    fn static_loc(&self, i: u16) -> Loc {
+        match STATIC[i as usize].what {
+            What::Mount(..) => Loc::Mirror(Place { mount: i, sub: Vec::new() }),
+            _ => Loc::Static(i),
+        }
+    }
+
+    /// Whether `loc` is there: always (the skeleton), never (a harness with
+    /// no base), or when the disk says so.
+    pub fn presence(&self, loc: &Loc) -> Presence {
+        match loc {
+            Loc::Static(i) if !matches!(STATIC[*i as usize].what, What::HarnessDir(_)) => Presence::Always,
+            _ => self.backing(loc).map_or(Presence::Absent, Presence::Probe),
+        }
+    }
+
+    /// Is `loc` a harness directory (`/claude`, `/codex`): a skeleton
+    /// directory that is there only while its base is?
+    pub fn is_harness_dir(&self, loc: &Loc) -> bool {
+        matches!(loc, Loc::Static(i) if matches!(STATIC[*i as usize].what, What::HarnessDir(_)))
+    }
+
+    /// Where `loc` lives on disk, if it does; `None` for the skeleton's
+    /// own directories and facts, and for a harness with no base.
+    pub fn backing(&self, loc: &Loc) -> Option<Backing> {
+        let (h, mut rel) = match loc {
+            Loc::Static(i) => match STATIC[*i as usize].what {
+                What::HarnessDir(h) => (h, Vec::new()),
+                _ => return None,
+            },
+            Loc::Mirror(p) => {
+                let What::Mount(h, mount_rel) = STATIC[p.mount as usize].what else { return None };
+                let mut rel = mount_rel.as_bytes().to_vec();
+                if !rel.is_empty() && !p.sub.is_empty() {
+                    rel.push(b'/');
+                }
+                rel.extend_from_slice(&p.sub);
+                (h, rel)
+            }
+        };
+        if rel.is_empty() {
+            rel.push(b'.');
+        }
+        let base = self.bases[h as usize].clone()?;
+        Some(Backing { base, rel: CString::new(rel).ok()? })
+    }
+
+    /// The name a place is listed and stat'd under.
+    pub fn name<'a>(&self, loc: &'a Loc) -> &'a [u8] {
+        match loc {
+            Loc::Static(i) => STATIC[*i as usize].name.as_bytes(),
+            Loc::Mirror(p) if p.sub.is_empty() => STATIC[p.mount as usize].name.as_bytes(),
+            Loc::Mirror(p) => p.name(),
+        }
+    }
+
+    /// The qid of a skeleton node (a mirror's comes from its `Meta`).
+    pub fn static_qid(&self, i: u16) -> Qid {
+        match STATIC[i as usize].what {
+            What::Fact(f) => Qid {
+                ty: QTFILE,
+                version: text_version(&self.fact(f)),
+                path: QID_PATH_SYNTHETIC | i as u64,
+            },
+            _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
+        }
+    }
+
+    /// Build the stat of `loc` — from `meta` for a file on disk — and hand
+    /// it to `f` (the stat borrows names that live only for this call).
+    pub fn with_stat<R>(&self, loc: &Loc, meta: Option<&Meta>, f: impl FnOnce(&Stat<'_>) -> R) -> R {
+        let name = self.name(loc);
+        let (qid, mode, length, mtime, n_uid, n_gid) = match (loc, meta) {
+            (_, Some(m)) => {
+                let length = if m.is_dir() { 0 } else { m.size };
+                let mode = if m.is_dir() { DMDIR | 0o555 } else { 0o444 };
+                (m.qid(), mode, length, m.mtime.clamp(0, u32::MAX as i64) as u32, m.uid, m.gid)
+            }
+            (Loc::Static(i), None) => {
+                let qid = self.static_qid(*i);
+                let (mode, length) = match STATIC[*i as usize].what {
+                    What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
+                    _ => (DMDIR | 0o555, 0),
+                };
+                (qid, mode, length, self.started_unix, self.owner.uid, self.owner.gid)
+            }
+            (Loc::Mirror(_), None) => unreachable!("a mirror is stat'd from its meta"),
         };
         let stat = Stat {
             ty: 0,
             dev: 0,
-            qid: self.qid(node),
+            qid,
             mode,
-            atime: self.started_unix,
-            mtime: self.started_unix,
+            atime: mtime,
+            mtime,
             length,
-            name: entry.name.as_bytes(),
+            name,
             uid: &self.owner.name,
             gid: &self.owner.name,
             muid: &self.owner.name,
             extension: b"",
-            n_uid: self.owner.uid,
-            n_gid: self.owner.gid,
-            n_muid: self.owner.uid,
+            n_uid,
+            n_gid,
+            n_muid: n_uid,
         };
         f(&stat)
     }
 
-    /// Append at most `count` bytes of file `node` from `offset` to `out`.
-    pub fn read(&self, node: NodeId, offset: u64, count: u32, out: &mut Vec<u8>) -> Result<(), Error> {
-        let NodeId::Static(i) = node;
+    /// Append at most `count` bytes of fact `i` from `offset` to `out`.
+    pub fn read_static(&self, i: u16, offset: u64, count: u32, out: &mut Vec<u8>) -> Result<(), Error> {
         let What::Fact(fact) = STATIC[i as usize].what else {
             return Err(Error::IsDir);
         };
@@ -228,52 +441,82 @@ mod tests {
     use super::*;
 
     fn tree() -> Tree {
-        Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 })
+        let roots = vec![("claude".to_string(), PathBuf::from("/h/.claude")), ("omp".to_string(), PathBuf::from("/h/.omp"))];
+        Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 }, &roots)
     }
 
     #[test]
     fn static_qid_paths_have_the_synthetic_bit_and_differ() {
         let t = tree();
-        let mut paths: Vec<u64> = (0..STATIC.len()).map(|i| t.qid(NodeId::Static(i as u16)).path).collect();
+        let mut paths: Vec<u64> = (0..STATIC.len()).map(|i| t.static_qid(i as u16).path).collect();
         assert!(paths.iter().all(|p| p & QID_PATH_SYNTHETIC != 0));
+        paths.sort();
         paths.dedup();
         assert_eq!(paths.len(), STATIC.len());
     }
 
     #[test]
-    fn dot_dot_of_the_root_is_the_root() {
-        let t = tree();
-        assert_eq!(t.parent(t.root()), t.root());
+    fn file_qid_paths_never_have_the_synthetic_bit() {
+        for ino in [0u64, 1, u64::MAX, 1 << 63] {
+            let m = Meta { dev: u64::MAX, ino, mode: libc::S_IFREG as u16, size: 0, mtime: 0, uid: 0, gid: 0 };
+            assert_eq!(m.qid().path & QID_PATH_SYNTHETIC, 0);
+        }
     }
 
     #[test]
-    fn lookup_finds_children_and_only_them() {
+    fn qid_version_moves_on_an_append_within_the_same_second() {
+        let a = Meta { dev: 1, ino: 2, mode: libc::S_IFREG as u16, size: 10, mtime: 100, uid: 0, gid: 0 };
+        let b = Meta { size: 11, ..a };
+        assert_ne!(a.qid().version, b.qid().version);
+        assert_eq!(a.qid().path, b.qid().path);
+    }
+
+    #[test]
+    fn dot_dot_of_the_root_is_the_root_and_of_a_mount_its_static_parent() {
         let t = tree();
-        assert!(matches!(t.lookup(t.root(), b"README"), Lookup::Found(_)));
-        assert_eq!(t.lookup(t.root(), b"/"), Lookup::Missing);
-        assert_eq!(t.lookup(t.root(), b"readme"), Lookup::Missing);
+        assert_eq!(t.parent(&Loc::Static(ROOT)), Loc::Static(ROOT));
+        let Some(Loc::Mirror(projects)) = t.static_child(2, b"projects") else { panic!() };
+        assert_eq!(t.parent(&Loc::Mirror(projects.child(b"p"))), Loc::Mirror(projects.clone()));
+        assert_eq!(t.parent(&Loc::Mirror(projects)), Loc::Static(2));
+    }
+
+    #[test]
+    fn backing_composes_the_mount_path_and_the_names_below_it() {
+        let t = tree();
+        let Some(Loc::Mirror(skills)) = t.static_child(8, b"omp") else { panic!() };
+        let b = t.backing(&Loc::Mirror(skills.child(b"review"))).unwrap();
+        assert_eq!(b.base.as_bytes(), b"/h/.omp");
+        assert_eq!(b.rel.as_bytes(), b"agent/skills/review");
+        let b = t.backing(&Loc::Static(2)).unwrap();
+        assert_eq!(b.rel.as_bytes(), b".");
+    }
+
+    #[test]
+    fn a_harness_without_a_base_has_no_backing() {
+        let t = tree();
+        let Some(hermes) = t.static_child(ROOT, b"hermes") else { panic!() };
+        assert_eq!(t.backing(&hermes), None);
     }
 
     #[test]
     fn reads_past_the_end_are_empty() {
         let t = tree();
-        let Lookup::Found(pid) = t.lookup(t.root(), b"pid") else { panic!() };
+        let Some(Loc::Static(pid)) = t.static_child(ROOT, b"pid") else { panic!() };
         let mut out = Vec::new();
-        t.read(pid, 1 << 40, 100, &mut out).unwrap();
+        t.read_static(pid, 1 << 40, 100, &mut out).unwrap();
         assert!(out.is_empty());
-        t.read(pid, 0, 100, &mut out).unwrap();
+        t.read_static(pid, 0, 100, &mut out).unwrap();
         assert_eq!(out, format!("{}\n", std::process::id()).as_bytes());
     }
 
     #[test]
     fn static_children_are_sorted_by_name() {
         let t = tree();
-        let names: Vec<&str> = t.children(t.root()).iter().map(|n| {
-            let NodeId::Static(i) = n;
-            STATIC[*i as usize].name
-        }).collect();
-        let mut sorted = names.clone();
-        sorted.sort();
-        assert_eq!(names, sorted);
+        for d in [0u16, 2, 3, 8] {
+            let names: Vec<Vec<u8>> = t.static_children(d).iter().map(|l| t.name(l).to_vec()).collect();
+            let mut sorted = names.clone();
+            sorted.sort();
+            assert_eq!(names, sorted);
+        }
     }
 }

@@ -1,0 +1,567 @@
+//! Parked requests: a request that needs the disk is a `Req` record that
+//! its completions resume, answered exactly once when its job ends.
+//!
+//! Parking is one mechanism for everything that waits: the request's tag
+//! goes into its connection's `parked` table, and `answer` sends the reply
+//! only if that tag still names this record. A Tflush, a Tversion or a
+//! hang-up removes the tag, and the record simply finishes its operations
+//! (they own their buffers and fds) and is dropped without a reply.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+
+use crate::errors::Error;
+use crate::proto::{self, Qid, Rmsg, WalkQids};
+use crate::ring::{Completion, Sub};
+use crate::tree::{exclude, Loc, Meta, Presence};
+
+use super::conn::{DirEntry, Fid, Opened};
+use super::probe::{Kind, Probe, Target};
+use super::{Server, Token};
+
+/// A walk in progress: the names left, where it stands, the qids so far.
+pub struct WalkState {
+    pub fid: u32,
+    pub newfid: u32,
+    pub names: Vec<Vec<u8>>,
+    pub cur: Loc,
+    pub cur_is_dir: bool,
+    pub qids: Vec<Qid>,
+    /// The place the probe in flight looks at.
+    pub next: Option<Loc>,
+}
+
+pub enum Job {
+    Walk(WalkState),
+    Stat { loc: Loc },
+    Open {
+        fid: u32,
+        loc: Loc,
+        stage: OpenStage,
+        /// The qid Ropen answers (the directory's or the file's).
+        qid: Qid,
+        /// The places a listing's probes look at, in probe order, and the
+        /// entries already known without the disk.
+        pending: Vec<Loc>,
+        entries: Vec<DirEntry>,
+    },
+    Read { fid: u32, file: Rc<OwnedFd> },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OpenStage {
+    /// Looking (O_PATH) at what the fid names.
+    Look,
+    /// Opening a regular file or a directory for reading.
+    Open,
+    /// Stat'ing a listing's entries.
+    List,
+}
+
+pub struct Req {
+    pub conn: usize,
+    pub conn_gen: u32,
+    pub tag: u16,
+    pub gen: u32,
+    pub job: Job,
+    pub probes: Vec<Probe>,
+    /// Operations submitted for this record and not yet completed.
+    pub in_flight: usize,
+    /// A directory held open while its entries are stat'd.
+    pub dir: Option<OwnedFd>,
+}
+
+/// A job's answer, or that it is waiting on more operations.
+enum Step {
+    Wait,
+    Answer(Result<Reply, Error>),
+}
+
+enum Reply {
+    Walk { newfid: u32, fid: u32, qids: Vec<Qid>, bind: Option<(Loc, bool)> },
+    Stat { loc: Loc, meta: Option<Meta> },
+    Open { fid: u32, qid: Qid, opened: Opened },
+    Read { bytes: Vec<u8> },
+}
+
+impl Server {
+    /// Park `job` for the request `tag` on connection `idx` and start it.
+    pub(super) fn park(&mut self, idx: usize, tag: u16, job: Job) {
+        self.next_req_gen = self.next_req_gen.wrapping_add(1);
+        let conn = &mut self.conns[idx];
+        let req = Req {
+            conn: idx,
+            conn_gen: conn.gen,
+            tag,
+            gen: self.next_req_gen,
+            job,
+            probes: Vec::new(),
+            in_flight: 0,
+            dir: None,
+        };
+        let key = self.reqs.insert(req);
+        conn.parked.insert(tag, key);
+        let step = self.kick(key);
+        self.settle(key, step);
+    }
+
+    /// Start (or continue) whatever the job needs next.
+    fn kick(&mut self, key: usize) -> Step {
+        let req = &mut self.reqs[key];
+        match &mut req.job {
+            Job::Walk(w) => walk_next(&self.tree, w, &mut req.probes),
+            Job::Stat { loc } => match self.tree.presence(loc) {
+                Presence::Always => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), meta: None })),
+                Presence::Absent => Step::Answer(Err(Error::NotFound)),
+                Presence::Probe(b) => {
+                    req.probes.push(Probe::new(Target::Beneath(b), Kind::Look));
+                    Step::Wait
+                }
+            },
+            Job::Open { loc, .. } => match self.tree.presence(loc) {
+                Presence::Absent => Step::Answer(Err(Error::NotFound)),
+                Presence::Always => self.open_static(key),
+                Presence::Probe(b) => {
+                    req.probes.push(Probe::new(Target::Beneath(b), Kind::Look));
+                    Step::Wait
+                }
+            },
+            // A read submits its own operation when parked (`park_read`).
+            Job::Read { .. } => Step::Wait,
+        }
+    }
+
+    /// After a step: submit new probes, or answer.
+    fn settle(&mut self, key: usize, step: Step) {
+        match step {
+            Step::Wait => self.start_probes(key),
+            Step::Answer(result) => self.answer(key, result),
+        }
+        self.reap(key);
+    }
+
+    fn start_probes(&mut self, key: usize) {
+        let req = &mut self.reqs[key];
+        let gen = req.gen;
+        for (i, p) in req.probes.iter_mut().enumerate() {
+            if !p.started {
+                p.start(&mut self.ring, Token::Probe(key, gen, i as u32));
+                req.in_flight += 1;
+            }
+        }
+    }
+
+    /// A probe's operation completed.
+    pub(super) fn on_probe(&mut self, key: usize, gen: u32, i: u32, c: Completion<Token>) {
+        let Some(req) = self.reqs.get_mut(key).filter(|r| r.gen == gen) else { return };
+        req.in_flight -= 1;
+        let token = Token::Probe(key, gen, i);
+        let probe = &mut req.probes[i as usize];
+        if !probe.step(&mut self.ring, token, c) {
+            req.in_flight += 1;
+            return;
+        }
+        if !self.wanted(key) {
+            // Flushed or hung up: let the rest come back, then drop it.
+            return self.reap(key);
+        }
+        let req = &self.reqs[key];
+        if req.probes.iter().all(|p| p.done()) {
+            let step = self.resume(key);
+            self.settle(key, step);
+        }
+    }
+
+    /// Every probe of the batch is done: move the job on.
+    fn resume(&mut self, key: usize) -> Step {
+        let req = &mut self.reqs[key];
+        let probes = std::mem::take(&mut req.probes);
+        match &mut req.job {
+            Job::Walk(w) => {
+                let next = w.next.take().expect("a walk probes only its next place");
+                let found = probes[0].result.unwrap_or(Err(libc::ENOENT));
+                match found {
+                    Ok(m) if self.tree.is_harness_dir(&next) && !m.is_dir() => {}
+                    Ok(m) => {
+                        let harness = self.tree.is_harness_dir(&next);
+                        let qid = match &next {
+                            Loc::Static(i) if harness => self.tree.static_qid(*i),
+                            _ => m.qid(),
+                        };
+                        w.qids.push(qid);
+                        w.cur_is_dir = harness || m.is_dir();
+                        w.cur = next;
+                        return walk_next(&self.tree, w, &mut req.probes);
+                    }
+                    Err(_) => {}
+                }
+                walk_end(w)
+            }
+            Job::Stat { loc } => match probes[0].result.unwrap_or(Err(libc::ENOENT)) {
+                Ok(m) if self.tree.is_harness_dir(loc) && m.is_dir() => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), meta: None })),
+                Ok(m) if !self.tree.is_harness_dir(loc) => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), meta: Some(m) })),
+                _ => Step::Answer(Err(Error::NotFound)),
+            },
+            Job::Open { .. } => self.open_resumed(key, probes),
+            Job::Read { .. } => Step::Wait,
+        }
+    }
+}
+
+impl Server {
+    /// Park a read of an open file: one pread through the ring, straight
+    /// into the reply's buffer.
+    pub(super) fn park_read(&mut self, idx: usize, tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32) {
+        self.next_req_gen = self.next_req_gen.wrapping_add(1);
+        let conn = &mut self.conns[idx];
+        let gen = self.next_req_gen;
+        let fd = file.as_raw_fd();
+        let mut buf = Vec::with_capacity(count as usize + 11);
+        proto::rread_begin(&mut buf, tag);
+        let req = Req {
+            conn: idx,
+            conn_gen: conn.gen,
+            tag,
+            gen,
+            job: Job::Read { fid, file },
+            probes: Vec::new(),
+            in_flight: 1,
+            dir: None,
+        };
+        let key = self.reqs.insert(req);
+        conn.parked.insert(tag, key);
+        self.ring.submit(Token::Read(key, gen), Sub::Read { fd, owned: None, buf, len: count, offset });
+    }
+
+    pub(super) fn on_read(&mut self, key: usize, gen: u32, c: Completion<Token>) {
+        let Some(req) = self.reqs.get_mut(key).filter(|r| r.gen == gen) else { return };
+        req.in_flight -= 1;
+        let result = if c.result < 0 {
+            Err(io_error(-c.result))
+        } else {
+            let mut bytes = c.buf;
+            proto::rread_finish(&mut bytes, 0);
+            Ok(Reply::Read { bytes })
+        };
+        self.answer(key, result);
+        self.reap(key);
+    }
+
+    /// Is the request still wanted: does its tag still name this record on
+    /// a live connection?
+    fn wanted(&self, key: usize) -> bool {
+        let req = &self.reqs[key];
+        self.conns.get(req.conn).is_some_and(|c| c.gen == req.conn_gen && c.parked.get(&req.tag) == Some(&key))
+    }
+
+    /// Send the job's answer, if the request is still wanted: its tag must
+    /// still name this record on a live connection.
+    fn answer(&mut self, key: usize, result: Result<Reply, Error>) {
+        if !self.wanted(key) {
+            return;
+        }
+        let (idx, tag) = (self.reqs[key].conn, self.reqs[key].tag);
+        let trace = self.cfg.trace;
+        let conn = &mut self.conns[idx];
+        conn.parked.remove(&tag);
+        let reply = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let (text, errno) = e.entry();
+                conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+                return self.dirty.push(idx);
+            }
+        };
+        match reply {
+            Reply::Walk { newfid, fid, qids, bind } => {
+                if let Some((loc, is_dir)) = bind {
+                    let node = self.tree.bind(&loc);
+                    if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
+                        debug_assert_eq!(fid, newfid);
+                        self.tree.release(old.node);
+                        release_opened(&mut self.ring, old.open);
+                    }
+                }
+                let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
+                conn.reply(tag, &Rmsg::Walk { qids }, trace);
+            }
+            Reply::Stat { loc, meta } => {
+                self.tree.with_stat(&loc, meta.as_ref(), |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
+            }
+            Reply::Open { fid, qid, opened } => match conn.fids.get_mut(&fid) {
+                Some(f) if f.open.is_none() => {
+                    f.open = Some(opened);
+                    f.dir_offset = 0;
+                    f.dir_index = 0;
+                    let iounit = conn.msize - proto::IOHDRSZ;
+                    conn.reply(tag, &Rmsg::Open { qid, iounit }, trace);
+                }
+                _ => {
+                    release_opened(&mut self.ring, Some(opened));
+                    let (text, errno) = Error::UnknownFid.entry();
+                    conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+                }
+            },
+            Reply::Read { bytes } => {
+                if trace {
+                    eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - 11);
+                }
+                conn.outq.extend_from_slice(&bytes);
+            }
+        }
+        self.dirty.push(idx);
+    }
+
+    /// Drop a record whose job has answered and whose operations are all
+    /// back, closing what it held through the ring.
+    fn reap(&mut self, key: usize) {
+        if self.reqs[key].in_flight > 0 || self.wanted(key) {
+            return;
+        }
+        let req = self.reqs.remove(key);
+        if let Some(fd) = req.dir {
+            self.ring.submit(Token::Discard, Sub::Close { fd });
+        }
+        for p in req.probes {
+            if let Some(fd) = p.fd {
+                self.ring.submit(Token::Discard, Sub::Close { fd });
+            }
+        }
+        if let Job::Read { file, .. } = req.job {
+            release_opened(&mut self.ring, Some(Opened::File(file)));
+        }
+    }
+}
+
+/// Close a fid's open file through the ring once nothing else holds it.
+pub(super) fn release_opened(ring: &mut crate::ring::Ring<Token>, opened: Option<Opened>) {
+    if let Some(Opened::File(rc)) = opened {
+        if let Ok(fd) = Rc::try_unwrap(rc) {
+            ring.submit(Token::Discard, Sub::Close { fd });
+        }
+    }
+}
+
+/// The error a failed read of a file on disk answers.
+fn io_error(errno: i32) -> Error {
+    match errno {
+        libc::EISDIR => Error::IsDir,
+        _ => Error::Io,
+    }
+}
+
+/// Walk on from where `w` stands: skeleton steps are answered at once, a
+/// step onto the disk pushes a probe and waits.
+fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe>) -> Step {
+    while w.qids.len() < w.names.len() && w.cur_is_dir {
+        let name = &w.names[w.qids.len()];
+        let next = if name == b".." {
+            Some(tree.parent(&w.cur))
+        } else {
+            match &w.cur {
+                Loc::Static(d) => tree.static_child(*d, name),
+                Loc::Mirror(p) if exclude::excluded(name) => None,
+                Loc::Mirror(p) => Some(Loc::Mirror(p.child(name))),
+            }
+        };
+        let Some(next) = next else { break };
+        match tree.presence(&next) {
+            Presence::Absent => break,
+            Presence::Probe(b) => {
+                probes.push(Probe::new(Target::Beneath(b), Kind::Look));
+                w.next = Some(next);
+                return Step::Wait;
+            }
+            Presence::Always => {
+                let Loc::Static(i) = next else { unreachable!("only the skeleton is always there") };
+                w.qids.push(tree.static_qid(i));
+                w.cur_is_dir = tree.static_is_dir(i);
+                w.cur = next;
+            }
+        }
+    }
+    walk_end(w)
+}
+
+/// walk(5)'s answer: all names walked binds newfid; none is an error;
+/// some is a partial Rwalk and newfid stays unmade.
+fn walk_end(w: &mut WalkState) -> Step {
+    if w.qids.is_empty() && !w.names.is_empty() {
+        return Step::Answer(Err(Error::NotFound));
+    }
+    let bind = (w.qids.len() == w.names.len()).then(|| (w.cur.clone(), w.cur_is_dir));
+    Step::Answer(Ok(Reply::Walk { newfid: w.newfid, fid: w.fid, qids: std::mem::take(&mut w.qids), bind }))
+}
+
+/// The bytes of one getdents64 call's buffer.
+const DIRENTS_BUF_BYTES: usize = 32 * 1024;
+
+impl Server {
+    /// Topen of a skeleton node: a fact opens at once; a directory lists its
+    /// skeleton children, asking the disk about those that live there.
+    fn open_static(&mut self, key: usize) -> Step {
+        let Job::Open { fid, loc: Loc::Static(i), .. } = &self.reqs[key].job else { unreachable!() };
+        let (fid, i) = (*fid, *i);
+        if !self.tree.static_is_dir(i) {
+            let qid = self.tree.static_qid(i);
+            return Step::Answer(Ok(Reply::Open { fid, qid, opened: Opened::Fact }));
+        }
+        self.list_static(key, i)
+    }
+
+    fn list_static(&mut self, key: usize, d: u16) -> Step {
+        let qid_dir = self.tree.static_qid(d);
+        let children = self.tree.static_children(d);
+        let req = &mut self.reqs[key];
+        let Job::Open { fid, stage, qid, pending, entries, .. } = &mut req.job else { unreachable!() };
+        *qid = qid_dir;
+        *stage = OpenStage::List;
+        for child in children {
+            match self.tree.presence(&child) {
+                Presence::Always => entries.push(DirEntry { loc: child, meta: None }),
+                Presence::Absent => {}
+                Presence::Probe(b) => {
+                    req.probes.push(Probe::new(Target::Beneath(b), Kind::Look));
+                    pending.push(child);
+                }
+            }
+        }
+        if req.probes.is_empty() {
+            let opened = Opened::Dir(Rc::new(std::mem::take(entries)));
+            return Step::Answer(Ok(Reply::Open { fid: *fid, qid: qid_dir, opened }));
+        }
+        Step::Wait
+    }
+
+    /// A batch of an open's probes is back.
+    fn open_resumed(&mut self, key: usize, mut probes: Vec<Probe>) -> Step {
+        let Job::Open { stage, loc, .. } = &self.reqs[key].job else { unreachable!() };
+        let (stage, loc) = (*stage, loc.clone());
+        match stage {
+            OpenStage::Look => match probes[0].result.unwrap_or(Err(libc::ENOENT)) {
+                Err(_) => Step::Answer(Err(Error::NotFound)),
+                Ok(m) if self.tree.is_harness_dir(&loc) => {
+                    let Loc::Static(d) = loc else { unreachable!() };
+                    if m.is_dir() { self.list_static(key, d) } else { Step::Answer(Err(Error::NotFound)) }
+                }
+                Ok(m) if m.is_dir() || m.is_regular() => {
+                    let Some(b) = self.tree.backing(&loc) else { return Step::Answer(Err(Error::NotFound)) };
+                    let req = &mut self.reqs[key];
+                    if let Job::Open { stage, .. } = &mut req.job {
+                        *stage = OpenStage::Open;
+                    }
+                    req.probes.push(Probe::new(Target::Beneath(b), Kind::Read));
+                    Step::Wait
+                }
+                Ok(_) => Step::Answer(Err(Error::NotRegular)),
+            },
+            OpenStage::Open => {
+                let result = probes[0].result.unwrap_or(Err(libc::ENOENT));
+                let fd = probes[0].fd.take();
+                match (result, fd) {
+                    (Ok(m), Some(fd)) if m.is_regular() => {
+                        let Job::Open { fid, .. } = &self.reqs[key].job else { unreachable!() };
+                        Step::Answer(Ok(Reply::Open { fid: *fid, qid: m.qid(), opened: Opened::File(Rc::new(fd)) }))
+                    }
+                    (Ok(m), Some(fd)) if m.is_dir() => self.list_dir(key, fd, m),
+                    (Ok(_), Some(fd)) => {
+                        self.ring.submit(Token::Discard, Sub::Close { fd });
+                        Step::Answer(Err(Error::NotRegular))
+                    }
+                    _ => Step::Answer(Err(Error::NotFound)),
+                }
+            }
+            OpenStage::List => self.list_done(key, probes),
+        }
+    }
+
+    /// List a directory on disk: its names inline (getdents64 has no ring
+    /// operation; bounded by `--max-dir-entries`), then a statx of each
+    /// through the ring, relative to the open directory.
+    fn list_dir(&mut self, key: usize, fd: OwnedFd, m: Meta) -> Step {
+        let names = match read_names(&fd, self.cfg.max_dir_entries) {
+            Ok(n) => n,
+            Err(e) => {
+                self.ring.submit(Token::Discard, Sub::Close { fd });
+                return Step::Answer(Err(e));
+            }
+        };
+        let dirfd = fd.as_raw_fd();
+        let req = &mut self.reqs[key];
+        req.dir = Some(fd);
+        let Job::Open { fid, loc: Loc::Mirror(place), stage, qid, pending, entries } = &mut req.job else {
+            unreachable!("only a mirror lists a directory on disk")
+        };
+        *qid = m.qid();
+        *stage = OpenStage::List;
+        for name in names {
+            pending.push(Loc::Mirror(place.child(name.as_bytes())));
+            req.probes.push(Probe::new(Target::At { dirfd, name }, Kind::Look));
+        }
+        if req.probes.is_empty() {
+            let opened = Opened::Dir(Rc::new(std::mem::take(entries)));
+            return Step::Answer(Ok(Reply::Open { fid: *fid, qid: *qid, opened }));
+        }
+        Step::Wait
+    }
+
+    /// Every entry of a listing is stat'd: keep those still there and not
+    /// symlinks, sorted by name.
+    fn list_done(&mut self, key: usize, probes: Vec<Probe>) -> Step {
+        let req = &mut self.reqs[key];
+        if let Some(fd) = req.dir.take() {
+            self.ring.submit(Token::Discard, Sub::Close { fd });
+        }
+        let Job::Open { fid, qid, pending, entries, .. } = &mut req.job else { unreachable!() };
+        for (loc, p) in pending.drain(..).zip(probes) {
+            let Some(Ok(m)) = p.result else { continue };
+            if m.is_symlink() {
+                continue;
+            }
+            if self.tree.is_harness_dir(&loc) {
+                if m.is_dir() {
+                    entries.push(DirEntry { loc, meta: None });
+                }
+            } else {
+                entries.push(DirEntry { loc, meta: Some(m) });
+            }
+        }
+        let tree = &self.tree;
+        entries.sort_by(|a, b| tree.name(&a.loc).cmp(tree.name(&b.loc)));
+        let opened = Opened::Dir(Rc::new(std::mem::take(entries)));
+        Step::Answer(Ok(Reply::Open { fid: *fid, qid: *qid, opened }))
+    }
+}
+
+/// The names in an open directory, skipping `.`, `..`, symlinks and
+/// excluded names; more than `max` is an error, never a shorter list.
+fn read_names(fd: &OwnedFd, max: usize) -> Result<Vec<CString>, Error> {
+    let mut names = Vec::new();
+    let mut buf = vec![0u8; DIRENTS_BUF_BYTES];
+    loop {
+        // SAFETY: getdents64 writes at most `buf.len()` bytes into `buf`.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(Error::Io);
+        }
+        if n == 0 {
+            return Ok(names);
+        }
+        let mut at = 0usize;
+        while at + 19 < n as usize {
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let d_type = buf[at + 18];
+            let raw = &buf[at + 19..at + reclen];
+            let name = &raw[..memchr::memchr(0, raw).unwrap_or(raw.len())];
+            at += reclen.max(1);
+            if name == b"." || name == b".." || d_type == libc::DT_LNK || exclude::excluded(name) {
+                continue;
+            }
+            if names.len() == max {
+                return Err(Error::DirTooLarge);
+            }
+            names.push(CString::new(name).map_err(|_| Error::Io)?);
+        }
+    }
+}

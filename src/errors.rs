@@ -40,6 +40,7 @@ pub enum Error {
     UnknownType,
     NotRegular,
     DirTooLarge,
+    TooManyOpenFiles,
     Io,
 }
 
@@ -71,6 +72,7 @@ impl Error {
             Malformed => ("protocol botch", libc::EPROTO as u32),
             UnknownType => ("Function not implemented", libc::ENOSYS as u32),
             NotRegular => ("invalid read: not a regular file", libc::EINVAL as u32),
+            TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
             DirTooLarge => ("directory too large to list whole: raise --max-dir-entries; No buffer space available", libc::ENOBUFS as u32),
             Io => ("i/o error", libc::EIO as u32),
         }
@@ -92,7 +94,7 @@ mod tests {
     const ALL: &[Error] = &[
         NotFound, NotDir, IsDir, UnknownFid, FidInUse, FidOpen, FidNotOpen, WalkOpenFid, BadOffset,
         DirReadTooSmall, ReadOnly, NoAuth, BadAfid, BadAname, BadName, NameTooLong, TooManyNames,
-        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, Io,
+        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, TooManyOpenFiles, Io,
     ];
 
     /// The phrases that retarget an errno when a client maps text by

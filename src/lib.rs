@@ -2,5 +2,9 @@
 //! 9P2000 file tree. See docs/DESIGN.md for the architecture.
 
 pub mod client;
+pub mod errors;
 pub mod post;
 pub mod proto;
+pub mod ring;
+pub mod server;
+pub mod tree;

@@ -115,7 +115,14 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
     }
     let demo = p.contains("--demo");
     let mut roots = Vec::new();
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        for h in HARNESSES {
+            roots.push((h.to_string(), home.join(format!(".{h}"))));
+        }
+    }
     if demo {
+        roots.clear();
         let home = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/home");
         for h in HARNESSES {
             roots.push((h.to_string(), home.join(format!(".{h}"))));
@@ -159,6 +166,8 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 fn serve(opts: Options) -> std::io::Result<()> {
+    check_openat2()?;
+    raise_fd_limit();
     log::debug!("roots {:?}, proc {}, allow-move {}", opts.roots, opts.proc_dir.display(), opts.allow_move);
     let signal_fd = listen::signals()?;
     let mut listeners = Vec::new();
@@ -183,6 +192,37 @@ fn serve(opts: Options) -> std::io::Result<()> {
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
     let mut server = Server::new(opts.cfg, Tree::new(owner, &opts.roots), listeners, signal_fd)?;
     server.run(only)
+}
+
+/// Every file is opened with openat2 and its RESOLVE_ flags; without it
+/// there is no safe way to open beneath a root, so the daemon refuses to
+/// start rather than fall back.
+fn check_openat2() -> std::io::Result<()> {
+    // open_how is flags, mode, resolve: three u64s.
+    let how: [u64; 3] = [(libc::O_PATH | libc::O_CLOEXEC) as u64, 0, libc::RESOLVE_NO_SYMLINKS as u64];
+    // SAFETY: openat2 reads `how` (of the size given) and a NUL-terminated path.
+    let fd = unsafe { libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), how.as_ptr(), std::mem::size_of_val(&how)) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOSYS) {
+            return Err(std::io::Error::new(e.kind(), "this kernel has no openat2 (Linux 5.6+): 9agents cannot open files safely without it"));
+        }
+        return Err(e);
+    }
+    // SAFETY: `fd` is the descriptor openat2 just returned to us.
+    drop(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+    Ok(())
+}
+
+/// Raise the soft fd limit to the hard one: the caps (connections, open
+/// files, probes in flight) bound what we hold, and the default soft 1024
+/// is below their sum.
+fn raise_fd_limit() {
+    let lim = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let raised = rustix::process::Rlimit { current: lim.maximum, maximum: lim.maximum };
+    if let Err(e) = rustix::process::setrlimit(rustix::process::Resource::Nofile, raised) {
+        log::warn!("could not raise the fd limit: {e}");
+    }
 }
 
 /// The name stats carry as owner: `$USER`, else our passwd entry's name,

@@ -280,7 +280,7 @@ impl Server {
                     if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
                         debug_assert_eq!(fid, newfid);
                         self.tree.release(old.node);
-                        release_opened(&mut self.ring, old.open);
+                        release_opened(&mut self.ring, &mut self.open_files, old.open);
                     }
                 }
                 let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
@@ -298,7 +298,7 @@ impl Server {
                     conn.reply(tag, &Rmsg::Open { qid, iounit }, trace);
                 }
                 _ => {
-                    release_opened(&mut self.ring, Some(opened));
+                    release_opened(&mut self.ring, &mut self.open_files, Some(opened));
                     let (text, errno) = Error::UnknownFid.entry();
                     conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
                 }
@@ -329,15 +329,16 @@ impl Server {
             }
         }
         if let Job::Read { file, .. } = req.job {
-            release_opened(&mut self.ring, Some(Opened::File(file)));
+            release_opened(&mut self.ring, &mut self.open_files, Some(Opened::File(file)));
         }
     }
 }
 
 /// Close a fid's open file through the ring once nothing else holds it.
-pub(super) fn release_opened(ring: &mut crate::ring::Ring<Token>, opened: Option<Opened>) {
+pub(super) fn release_opened(ring: &mut crate::ring::Ring<Token>, open_files: &mut usize, opened: Option<Opened>) {
     if let Some(Opened::File(rc)) = opened {
         if let Ok(fd) = Rc::try_unwrap(rc) {
+            *open_files -= 1;
             ring.submit(Token::Discard, Sub::Close { fd });
         }
     }
@@ -393,6 +394,12 @@ fn walk_end(w: &mut WalkState) -> Step {
     let bind = (w.qids.len() == w.names.len()).then(|| (w.cur.clone(), w.cur_is_dir));
     Step::Answer(Ok(Reply::Walk { newfid: w.newfid, fid: w.fid, qids: std::mem::take(&mut w.qids), bind }))
 }
+
+/// Files held open for open fids, across all connections. A fid opened on
+/// a file keeps its fd, so a file unlinked while open stays readable and a
+/// read resolves no path; past this many the Topen is refused, so what
+/// clients do never runs the daemon out of descriptors.
+pub const OPEN_FILES_MAX: usize = 4096;
 
 /// The bytes of one getdents64 call's buffer.
 const DIRENTS_BUF_BYTES: usize = 32 * 1024;
@@ -461,6 +468,11 @@ impl Server {
                 let fd = probes[0].fd.take();
                 match (result, fd) {
                     (Ok(m), Some(fd)) if m.is_regular() => {
+                        if self.open_files >= OPEN_FILES_MAX {
+                            self.ring.submit(Token::Discard, Sub::Close { fd });
+                            return Step::Answer(Err(Error::TooManyOpenFiles));
+                        }
+                        self.open_files += 1;
                         let Job::Open { fid, .. } = &self.reqs[key].job else { unreachable!() };
                         Step::Answer(Ok(Reply::Open { fid: *fid, qid: m.qid(), opened: Opened::File(Rc::new(fd)) }))
                     }

@@ -81,6 +81,8 @@ pub struct Server {
     /// Connections a parked reply was written to, to pump after the
     /// completion that answered it (never from inside another handler).
     dirty: Vec<usize>,
+    /// Fds held by open fids (`job::OPEN_FILES_MAX`).
+    open_files: usize,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -98,6 +100,7 @@ impl Server {
             reqs: Slab::new(),
             next_req_gen: 0,
             dirty: Vec::new(),
+            open_files: 0,
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -297,7 +300,7 @@ impl Server {
         };
         conn.rbuf = rbuf;
         for opened in ctx.closing {
-            job::release_opened(&mut self.ring, Some(opened));
+            job::release_opened(&mut self.ring, &mut self.open_files, Some(opened));
         }
         Some(after)
     }
@@ -355,7 +358,7 @@ impl Server {
         conn.phase = Phase::Closing;
         dispatch::reset_session(&mut ctx, conn);
         for opened in ctx.closing {
-            job::release_opened(&mut self.ring, Some(opened));
+            job::release_opened(&mut self.ring, &mut self.open_files, Some(opened));
         }
         if conn.recv_armed || conn.sending {
             let fd = conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);

@@ -236,6 +236,12 @@ fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
     let count = count.min(conn.msize - IOHDRSZ);
     match f.open.clone() {
         None => err(conn, ctx, tag, Error::FidNotOpen),
+        // An offset past i64::MAX is past the end of any file; it must not
+        // reach the ring, where -1 means "the current position".
+        Some(Opened::File(_)) if offset > i64::MAX as u64 || count == 0 => {
+            let start = proto::rread_begin(&mut conn.outq, tag);
+            proto::rread_finish(&mut conn.outq, start);
+        }
         Some(Opened::File(file)) => return After::ParkRead { tag, fid, file, offset, count },
         Some(Opened::Dir(entries)) => read_dir(ctx, conn, tag, fid, &entries, offset, count),
         Some(Opened::Fact) => read_fact(ctx, conn, tag, fid, offset, count),

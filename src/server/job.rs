@@ -274,6 +274,11 @@ impl Server {
             }
         };
         match reply {
+            Reply::Walk { newfid, fid, bind: Some(_), .. } if newfid != fid && conn.fids.contains_key(&newfid) => {
+                // Another request took newfid while this walk was parked.
+                let (text, errno) = Error::FidInUse.entry();
+                conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+            }
             Reply::Walk { newfid, fid, qids, bind } => {
                 if let Some((loc, is_dir)) = bind {
                     let node = self.tree.bind(&loc);

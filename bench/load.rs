@@ -125,7 +125,8 @@ fn parse() -> Result<Opts, String> {
     if opts.conns == 0 || opts.conns > 1024 {
         return Err(format!("--conns {}: expected 1..=1024", opts.conns));
     }
-    if !(opts.secs > 0.0 && opts.secs <= 3600.0) || !(opts.warmup >= 0.0 && opts.warmup <= 600.0) {
+    let (secs_ok, warmup_ok) = ((0.0..=3600.0).contains(&opts.secs) && opts.secs > 0.0, (0.0..=600.0).contains(&opts.warmup));
+    if !(secs_ok && warmup_ok) {
         return Err("--secs must be in (0, 3600], --warmup in [0, 600]".into());
     }
     if opts.msize < 4096 {

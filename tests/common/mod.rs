@@ -1,0 +1,928 @@
+//! The integration tests' harness: the real `9agents` binary, started in a
+//! scratch world, and a raw 9P connection to it.
+//!
+//! Every daemon a test starts gets a fresh scratch directory of its own
+//! (under the system temp dir, mode 0700) holding its `XDG_RUNTIME_DIR` and
+//! its `HOME`, and an environment cleared of everything else, so no test
+//! ever posts into, or reads from, the real runtime directory or home of the
+//! person running the suite. The binary is the one Cargo built for this test
+//! run (`CARGO_BIN_EXE_9agents`): the harness builds nothing.
+//!
+//! Nothing here sleeps to synchronise. Start-up is a poll of the socket
+//! against a deadline; exit is a poll of the child against a deadline; a
+//! reply is a read with a timeout. When a deadline passes the test fails
+//! with the daemon's stderr in the message, which the harness captures from
+//! the first byte.
+//!
+//! `Conn` speaks 9P with the crate's own codec (`nineagents::proto`) but
+//! keeps the bytes in the test's hands: `send_raw` writes anything at all,
+//! and every reply is kept whole (`Reply`) so a test can look at its bytes,
+//! its tag, or its decoded message.
+
+#![allow(dead_code, unused_imports)]
+
+use std::ffi::OsStr;
+use std::fs::{self, DirBuilder};
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use nineagents::proto::{self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames};
+pub use nineagents::proto::{msg, DMDIR, IOHDRSZ, NOFID, NONUNAME, NOTAG, OEXEC, OREAD, ORCLOSE, ORDWR, OTRUNC, OWRITE, QTDIR, QTFILE};
+
+/// The binary under test, as Cargo built it for this run.
+pub const BIN: &str = env!("CARGO_BIN_EXE_9agents");
+/// The one text every refused write carries (issue 2, CONFORMANCE 22).
+pub const READ_ONLY: &str = "9agents serves a view, not a store: writing is not permitted";
+/// The fid every `session` attaches the root to.
+pub const ROOT: u32 = 0;
+/// The msize a `session` asks for: small enough that clamping is easy to
+/// provoke, large enough for every reply of this tree.
+pub const SESSION_MSIZE: u32 = 8192;
+
+/// How long a daemon may take to start listening. Generous: CI machines
+/// are slow and the cost is paid only when something is already broken.
+pub const START_DEADLINE: Duration = Duration::from_secs(15);
+/// How long a reply may take before the test calls the server stuck.
+pub const REPLY_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a daemon may take to exit after a signal or a hang-up.
+pub const EXIT_DEADLINE: Duration = Duration::from_secs(10);
+/// How often a deadline poll looks again.
+const POLL_EVERY: Duration = Duration::from_millis(5);
+
+// ---------------------------------------------------------------------------
+// Scratch worlds.
+
+/// A directory of the test's own, removed when dropped: `runtime` is the
+/// daemon's `XDG_RUNTIME_DIR`, `home` its `HOME`. Shared (`Arc`) when two
+/// daemons must see the same post directory.
+pub struct Scratch {
+    pub root: PathBuf,
+    pub runtime: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Scratch {
+    pub fn new() -> Arc<Scratch> {
+        static SEQ: AtomicUsize = AtomicUsize::new(0);
+        // Short on purpose: a Unix socket path must fit 108 bytes.
+        let name = format!("9a-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
+        let root = std::env::temp_dir().join(name);
+        let _ = fs::remove_dir_all(&root);
+        let private = |p: &Path| DirBuilder::new().mode(0o700).create(p).unwrap_or_else(|e| panic!("mkdir {}: {e}", p.display()));
+        private(&root);
+        let (runtime, home) = (root.join("run"), root.join("home"));
+        private(&runtime);
+        private(&home);
+        Arc::new(Scratch { root, runtime, home })
+    }
+
+    /// Where a daemon started in this world posts the name `name`.
+    pub fn post_path(&self, name: &str) -> PathBuf {
+        self.runtime.join("9p").join(name)
+    }
+
+    /// A `9agents` command whose whole environment is this world's.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_RUNTIME_DIR", &self.runtime)
+            .env("USER", "glenda")
+            .env("RUST_BACKTRACE", "1")
+            .current_dir(&self.home);
+        cmd
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on right now (the kernel
+/// picks it; the listener is dropped before the daemon binds it).
+pub fn free_tcp_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Poll `f` until it returns `Some` or `deadline` passes.
+pub fn poll<T>(deadline: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= end {
+            return None;
+        }
+        std::thread::sleep(POLL_EVERY);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The daemon.
+
+/// Where a started daemon is waited for, and dialled.
+enum Ready {
+    Unix(PathBuf),
+    Tcp(SocketAddr),
+    /// Not waited for (a daemon expected to fail, or `--fd`).
+    Nothing,
+}
+
+/// A running `9agents` daemon. Dropping it sends SIGTERM, then SIGKILL if
+/// it has not exited by the deadline.
+pub struct Daemon {
+    child: Option<Child>,
+    status: Option<ExitStatus>,
+    pub pid: u32,
+    pub scratch: Arc<Scratch>,
+    /// The Unix socket to dial, if it listens on one.
+    pub socket: Option<PathBuf>,
+    /// The TCP address to dial, if it listens on one.
+    pub tcp: Option<SocketAddr>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Daemon {
+    /// `--no-post --unix <scratch>/sock` plus `args`, ready to dial.
+    pub fn start(args: &[&str]) -> Daemon {
+        let scratch = Scratch::new();
+        let sock = scratch.root.join("sock");
+        let spec = arg(&sock).to_owned();
+        let mut all = vec!["--no-post", "--unix", spec.as_str()];
+        all.extend_from_slice(args);
+        Daemon::spawn_in(scratch, &all, Ready::Unix(sock))
+    }
+
+    /// Posted as the default name in `scratch`'s runtime dir, ready to dial.
+    pub fn posted(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
+        let name = args.iter().position(|a| *a == "--name").map_or("agents", |i| args[i + 1]);
+        let path = scratch.post_path(name);
+        Daemon::spawn_in(scratch.clone(), args, Ready::Unix(path))
+    }
+
+    /// `--no-post --tcp 127.0.0.1:<a free port>` plus `args`, ready to dial.
+    pub fn start_tcp(args: &[&str]) -> Daemon {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_tcp_port()).parse().unwrap();
+        let spec = addr.to_string();
+        let mut all = vec!["--no-post", "--tcp", spec.as_str()];
+        all.extend_from_slice(args);
+        Daemon::spawn_in(Scratch::new(), &all, Ready::Tcp(addr))
+    }
+
+    /// Start with exactly `args`, waiting for nothing: for a daemon that is
+    /// expected to refuse to start.
+    pub fn spawn(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
+        Daemon::spawn_in(scratch.clone(), args, Ready::Nothing)
+    }
+
+    /// `--fd 3` with `stream` as the child's fd 3.
+    pub fn start_on_fd(stream: OwnedFd, args: &[&str]) -> Daemon {
+        let scratch = Scratch::new();
+        let mut cmd = scratch.command();
+        cmd.arg("--fd").arg("3").args(args);
+        let raw = stream.as_raw_fd();
+        // SAFETY: between fork and exec only async-signal-safe calls are
+        // made (dup2, fcntl), on a descriptor the parent keeps open until
+        // spawn returns.
+        unsafe {
+            cmd.pre_exec(move || {
+                if raw == 3 {
+                    let flags = libc::fcntl(3, libc::F_GETFD);
+                    if flags < 0 || libc::fcntl(3, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                } else if libc::dup2(raw, 3) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let daemon = Daemon::launch(scratch, cmd, Ready::Nothing);
+        drop(stream);
+        daemon
+    }
+
+    fn spawn_in(scratch: Arc<Scratch>, args: &[&str], ready: Ready) -> Daemon {
+        let mut cmd = scratch.command();
+        cmd.args(args);
+        Daemon::launch(scratch, cmd, ready)
+    }
+
+    fn launch(scratch: Arc<Scratch>, mut cmd: Command, ready: Ready) -> Daemon {
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {BIN}: {e}"));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let (socket, tcp) = match &ready {
+            Ready::Unix(p) => (Some(p.clone()), None),
+            Ready::Tcp(a) => (None, Some(*a)),
+            Ready::Nothing => (None, None),
+        };
+        let mut d = Daemon { pid: child.id(), child: Some(child), status: None, scratch, socket, tcp, stderr, reader: Some(reader) };
+        d.wait_ready(&ready);
+        d
+    }
+
+    /// Poll until a connection to the listening address is accepted by the
+    /// kernel, failing at once if the daemon exits instead.
+    fn wait_ready(&mut self, ready: &Ready) {
+        if let Ready::Nothing = ready {
+            return;
+        }
+        let up = poll(START_DEADLINE, || {
+            if let Some(status) = self.try_status() {
+                panic!("9agents exited during start-up ({status}); stderr:\n{}", self.stderr());
+            }
+            let ok = match ready {
+                Ready::Unix(p) => UnixStream::connect(p).is_ok(),
+                Ready::Tcp(a) => TcpStream::connect(a).is_ok(),
+                Ready::Nothing => true,
+            };
+            ok.then_some(())
+        });
+        if up.is_none() {
+            panic!("9agents did not start listening within {START_DEADLINE:?}; stderr:\n{}", self.stderr());
+        }
+    }
+
+    /// Everything the daemon has written to stderr so far.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Poll until stderr contains `needle`; the stderr then.
+    pub fn wait_stderr(&self, needle: &str, deadline: Duration) -> String {
+        poll(deadline, || Some(self.stderr()).filter(|s| s.contains(needle)))
+            .unwrap_or_else(|| panic!("stderr never said {needle:?}; it says:\n{}", self.stderr()))
+    }
+
+    /// The exit status, if the daemon has exited.
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            if let Some(child) = self.child.as_mut() {
+                self.status = child.try_wait().expect("try_wait");
+            }
+        }
+        self.status
+    }
+
+    /// Wait (polling) for the daemon to exit; panics past `deadline`. Once
+    /// it has exited its stderr is complete.
+    pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+        let status = poll(deadline, || self.try_status())
+            .unwrap_or_else(|| panic!("9agents still running after {deadline:?}; stderr:\n{}", self.stderr()));
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        status
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.try_status().is_none()
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid; it has not been reaped
+        // while `status` is None, so the pid cannot have been reused.
+        let rc = unsafe { libc::kill(self.pid as i32, sig) };
+        assert_eq!(rc, 0, "kill({}, {sig}): {}", self.pid, io::Error::last_os_error());
+    }
+
+    /// SIGKILL and reap, leaving whatever the daemon left on disk.
+    pub fn kill_hard(&mut self) -> ExitStatus {
+        self.signal(libc::SIGKILL);
+        self.wait_exit(EXIT_DEADLINE)
+    }
+
+    /// A field of /proc/<pid>/status in kB (`VmRSS`, `VmHWM`, ...).
+    pub fn status_kib(&self, field: &str) -> u64 {
+        let text = fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("read /proc/<pid>/status");
+        let line = text.lines().find(|l| l.starts_with(&format!("{field}:"))).unwrap_or_else(|| panic!("no {field} in status"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS")
+    }
+
+    /// How many descriptors the daemon has open.
+    pub fn fd_count(&self) -> usize {
+        fs::read_dir(format!("/proc/{}/fd", self.pid)).expect("read /proc/<pid>/fd").count()
+    }
+
+    /// A raw, unversioned connection.
+    pub fn connect(&self) -> Conn {
+        match (&self.socket, &self.tcp) {
+            (Some(p), _) => Conn::unix(p),
+            (None, Some(a)) => Conn::tcp(*a),
+            (None, None) => panic!("this daemon has no address to dial"),
+        }
+    }
+
+    /// A connection versioned to `dialect` at `SESSION_MSIZE`, with the root
+    /// attached as fid `ROOT`.
+    pub fn session(&self, dialect: Dialect) -> Conn {
+        let mut c = self.connect();
+        c.handshake(dialect);
+        c
+    }
+
+    /// Run the built-in client (`9agents <args>`) in this daemon's world.
+    pub fn client(&self, args: &[&str]) -> Output {
+        self.client_with_stdin(args, b"")
+    }
+
+    pub fn client_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        run_client(&self.scratch, args, stdin)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.is_running() {
+            self.signal(libc::SIGTERM);
+            if poll(EXIT_DEADLINE, || self.try_status()).is_none() {
+                let _ = self.child.as_mut().unwrap().kill();
+                let _ = self.child.as_mut().unwrap().wait();
+            }
+        }
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        if std::thread::panicking() {
+            eprintln!("--- 9agents (pid {}) stderr ---\n{}--- end ---", self.pid, self.stderr());
+        }
+    }
+}
+
+/// Run `9agents <args>` in `scratch`'s world with `stdin`, to completion
+/// (bounded: a client that hangs is killed at the deadline and fails).
+pub fn run_client(scratch: &Scratch, args: &[&str], stdin: &[u8]) -> Output {
+    let mut cmd = scratch.command();
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn the client");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let pid = child.id();
+    let watchdog_done = Arc::new(Mutex::new(false));
+    let done = watchdog_done.clone();
+    let watchdog = std::thread::spawn(move || {
+        let fired = poll(REPLY_DEADLINE * 2, || (*done.lock().unwrap()).then_some(())).is_none();
+        if fired {
+            // SAFETY: kill(2) of our own child, which has not been reaped
+            // (the waiter below has not returned, or `done` would be set).
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        fired
+    });
+    let out = child.wait_with_output().expect("wait for the client");
+    *watchdog_done.lock().unwrap() = true;
+    let _ = feeder.join();
+    assert!(!watchdog.join().unwrap(), "`9agents {}` hung and was killed", args.join(" "));
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Raw connections.
+
+enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+/// How a connection ended when a reply was awaited.
+#[derive(Debug)]
+pub enum End {
+    /// The server closed it (EOF or reset).
+    Closed,
+    /// Nothing arrived by the deadline.
+    Timeout,
+    Io(io::Error),
+}
+
+/// One raw 9P connection. `dialect` and `msize` are what `send` encodes
+/// with and `recv` decodes with; `version` updates them from Rversion.
+pub struct Conn {
+    stream: Stream,
+    pub dialect: Dialect,
+    pub msize: u32,
+    next_tag: u16,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    pub fn unix(path: &Path) -> Conn {
+        let s = UnixStream::connect(path).unwrap_or_else(|e| panic!("connect {}: {e}", path.display()));
+        Conn::over(Stream::Unix(s))
+    }
+
+    pub fn tcp(addr: SocketAddr) -> Conn {
+        let s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+        s.set_nodelay(true).unwrap();
+        Conn::over(Stream::Tcp(s))
+    }
+
+    pub fn from_unix(s: UnixStream) -> Conn {
+        Conn::over(Stream::Unix(s))
+    }
+
+    fn over(stream: Stream) -> Conn {
+        let mut c = Conn { stream, dialect: Dialect::P2000, msize: SESSION_MSIZE, next_tag: 1, buf: Vec::new() };
+        c.set_read_timeout(REPLY_DEADLINE);
+        c
+    }
+
+    pub fn set_read_timeout(&mut self, t: Duration) {
+        match &self.stream {
+            Stream::Unix(s) => s.set_read_timeout(Some(t)).unwrap(),
+            Stream::Tcp(s) => s.set_read_timeout(Some(t)).unwrap(),
+        }
+    }
+
+    pub fn set_write_timeout(&mut self, t: Option<Duration>) {
+        match &self.stream {
+            Stream::Unix(s) => s.set_write_timeout(t).unwrap(),
+            Stream::Tcp(s) => s.set_write_timeout(t).unwrap(),
+        }
+    }
+
+    pub fn unix_stream(&self) -> &UnixStream {
+        match &self.stream {
+            Stream::Unix(s) => s,
+            Stream::Tcp(_) => panic!("not a Unix connection"),
+        }
+    }
+
+    fn io(&mut self) -> &mut dyn ReadWrite {
+        match &mut self.stream {
+            Stream::Unix(s) => s,
+            Stream::Tcp(s) => s,
+        }
+    }
+
+    /// A fresh tag: never NOTAG, never one handed out recently.
+    pub fn tag(&mut self) -> u16 {
+        let t = self.next_tag;
+        self.next_tag = if self.next_tag >= 0xFFF0 { 1 } else { self.next_tag + 1 };
+        t
+    }
+
+    /// The bytes of `msg` on `tag`, in this connection's dialect.
+    pub fn encode(&self, tag: u16, msg: &Tmsg<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        proto::encode_t(&mut out, tag, msg, self.dialect);
+        out
+    }
+
+    /// Write exactly these bytes.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.io().write_all(bytes).expect("send");
+    }
+
+    /// Write these bytes, reporting failure instead of panicking (a server
+    /// may already have hung up).
+    pub fn try_send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.io().write_all(bytes)
+    }
+
+    pub fn send(&mut self, tag: u16, msg: &Tmsg<'_>) {
+        let bytes = self.encode(tag, msg);
+        self.send_raw(&bytes);
+    }
+
+    /// The next whole reply, or how the connection ended instead.
+    pub fn next(&mut self) -> Result<Reply, End> {
+        loop {
+            if self.buf.len() >= 4 {
+                let size = u32::from_le_bytes(self.buf[..4].try_into().unwrap()) as usize;
+                assert!(size >= 7, "the server framed a reply of size {size}");
+                if self.buf.len() >= size {
+                    let bytes: Vec<u8> = self.buf.drain(..size).collect();
+                    return Ok(Reply { bytes, dialect: self.dialect });
+                }
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            match self.io().read(&mut chunk) {
+                Ok(0) => return Err(End::Closed),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Err(End::Timeout),
+                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => return Err(End::Closed),
+                Err(e) => return Err(End::Io(e)),
+            }
+        }
+    }
+
+    /// The next whole reply; panics if the connection ends instead.
+    pub fn recv(&mut self) -> Reply {
+        self.next().unwrap_or_else(|end| panic!("expected a reply, got {end:?}"))
+    }
+
+    /// Assert the server closes the connection without answering.
+    pub fn expect_closed(&mut self) {
+        match self.next() {
+            Err(End::Closed) => {}
+            Ok(r) => panic!("expected the connection closed, got a reply: {r:?}"),
+            Err(e) => panic!("expected the connection closed, got {e:?}"),
+        }
+    }
+
+    /// Send `msg` on a fresh tag and return its reply, checking the tag.
+    pub fn rpc(&mut self, msg: &Tmsg<'_>) -> Reply {
+        let tag = self.tag();
+        self.send(tag, msg);
+        let r = self.recv();
+        assert_eq!(r.tag(), tag, "reply on the wrong tag: {r:?}");
+        r
+    }
+
+    // --- one call per message ---------------------------------------------
+
+    /// Tversion on NOTAG; on Rversion, adopt its msize and dialect.
+    pub fn version(&mut self, msize: u32, version: &str) -> Reply {
+        self.send(NOTAG, &Tmsg::Version { msize, version: version.as_bytes() });
+        let r = self.recv();
+        assert_eq!(r.tag(), NOTAG, "Rversion on the wrong tag: {r:?}");
+        if let Rmsg::Version { msize, version } = r.msg() {
+            self.msize = msize;
+            if let Some(d) = Dialect::negotiate(version) {
+                self.dialect = d;
+            }
+        }
+        r
+    }
+
+    pub fn attach(&mut self, fid: u32) -> Reply {
+        self.attach_with(fid, NOFID, "")
+    }
+
+    pub fn attach_with(&mut self, fid: u32, afid: u32, aname: &str) -> Reply {
+        self.rpc(&Tmsg::Attach { fid, afid, uname: b"glenda", aname: aname.as_bytes(), n_uname: self.n_uname() })
+    }
+
+    pub fn auth(&mut self, afid: u32) -> Reply {
+        self.rpc(&Tmsg::Auth { afid, uname: b"glenda", aname: b"", n_uname: self.n_uname() })
+    }
+
+    fn n_uname(&self) -> u32 {
+        match self.dialect {
+            Dialect::P2000 => NONUNAME,
+            Dialect::P2000u => 0,
+        }
+    }
+
+    pub fn walk(&mut self, fid: u32, newfid: u32, names: &[&str]) -> Reply {
+        let names: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
+        self.walk_bytes(fid, newfid, &names)
+    }
+
+    pub fn walk_bytes(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> Reply {
+        let tag = self.tag();
+        self.send_raw(&twalk_bytes(tag, fid, newfid, names));
+        let r = self.recv();
+        assert_eq!(r.tag(), tag, "reply on the wrong tag: {r:?}");
+        r
+    }
+
+    pub fn open(&mut self, fid: u32, mode: u8) -> Reply {
+        self.rpc(&Tmsg::Open { fid, mode })
+    }
+
+    pub fn read(&mut self, fid: u32, offset: u64, count: u32) -> Reply {
+        self.rpc(&Tmsg::Read { fid, offset, count })
+    }
+
+    pub fn clunk(&mut self, fid: u32) -> Reply {
+        self.rpc(&Tmsg::Clunk { fid })
+    }
+
+    pub fn stat(&mut self, fid: u32) -> Reply {
+        self.rpc(&Tmsg::Stat { fid })
+    }
+
+    // --- the same, asserting success ---------------------------------------
+
+    /// Tversion + Tattach of the root as `ROOT`.
+    pub fn handshake(&mut self, dialect: Dialect) -> Qid {
+        let r = self.version(SESSION_MSIZE, dialect.version());
+        assert_eq!(r.msg(), Rmsg::Version { msize: SESSION_MSIZE, version: dialect.version().as_bytes() });
+        self.attach_ok(ROOT)
+    }
+
+    pub fn attach_ok(&mut self, fid: u32) -> Qid {
+        match self.attach(fid).msg() {
+            Rmsg::Attach { qid } => qid,
+            other => panic!("Tattach: {other:?}"),
+        }
+    }
+
+    /// A walk that must succeed whole: its qids.
+    pub fn walk_ok(&mut self, fid: u32, newfid: u32, names: &[&str]) -> Vec<Qid> {
+        let r = self.walk(fid, newfid, names);
+        let qids = r.qids();
+        assert_eq!(qids.len(), names.len(), "walk {names:?} stopped short: {r:?}");
+        qids
+    }
+
+    /// Walk from the root to `path` ("/a/b") as `newfid` and open it for
+    /// reading.
+    pub fn open_path(&mut self, path: &str, newfid: u32) -> Qid {
+        let names: Vec<&str> = path.split('/').filter(|n| !n.is_empty()).collect();
+        self.walk_ok(ROOT, newfid, &names);
+        self.open_ok(newfid, OREAD)
+    }
+
+    pub fn open_ok(&mut self, fid: u32, mode: u8) -> Qid {
+        match self.open(fid, mode).msg() {
+            Rmsg::Open { qid, .. } => qid,
+            other => panic!("Topen: {other:?}"),
+        }
+    }
+
+    pub fn read_ok(&mut self, fid: u32, offset: u64, count: u32) -> Vec<u8> {
+        self.read(fid, offset, count).data()
+    }
+
+    /// Read an open file from 0 to its end, `msize - IOHDRSZ` at a time.
+    pub fn read_all(&mut self, fid: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let chunk = self.read_ok(fid, out.len() as u64, self.msize - IOHDRSZ);
+            if chunk.is_empty() {
+                return out;
+            }
+            out.extend_from_slice(&chunk);
+        }
+    }
+
+    /// Open `fid` for reading and read it whole.
+    pub fn cat_fid(&mut self, fid: u32) -> Vec<u8> {
+        self.open_ok(fid, OREAD);
+        self.read_all(fid)
+    }
+
+    /// Open `path` as `fid`, read it whole, clunk it.
+    pub fn cat(&mut self, path: &str, fid: u32) -> Vec<u8> {
+        self.open_path(path, fid);
+        let data = self.read_all(fid);
+        self.clunk_ok(fid);
+        data
+    }
+
+    pub fn clunk_ok(&mut self, fid: u32) {
+        let r = self.clunk(fid);
+        assert_eq!(r.msg(), Rmsg::Clunk, "Tclunk {fid}");
+    }
+
+    pub fn stat_ok(&mut self, fid: u32) -> Entry {
+        let r = self.stat(fid);
+        match r.msg() {
+            Rmsg::Stat { stat } => Entry::from_stat(&stat, proto::stat_size(&stat, self.dialect)),
+            other => panic!("Tstat: {other:?}"),
+        }
+    }
+
+    /// The entries of the directory at `path`, read whole with reads of
+    /// `count` bytes through a fid of its own (`fid`, clunked after).
+    pub fn list(&mut self, path: &str, fid: u32, count: u32) -> Vec<Entry> {
+        self.open_path(path, fid);
+        let mut entries = Vec::new();
+        let mut offset = 0u64;
+        loop {
+            let data = self.read_ok(fid, offset, count);
+            if data.is_empty() {
+                break;
+            }
+            offset += data.len() as u64;
+            entries.extend(entries_of(&data, self.dialect));
+        }
+        self.clunk_ok(fid);
+        entries
+    }
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// A Twalk's bytes by hand, so a test can send more than MAXWELEM names
+/// (which the codec, rightly, will not encode).
+pub fn twalk_bytes(tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.push(msg::TWALK);
+    body.extend_from_slice(&tag.to_le_bytes());
+    body.extend_from_slice(&fid.to_le_bytes());
+    body.extend_from_slice(&newfid.to_le_bytes());
+    body.extend_from_slice(&(names.len() as u16).to_le_bytes());
+    for n in names {
+        body.extend_from_slice(&(n.len() as u16).to_le_bytes());
+        body.extend_from_slice(n);
+    }
+    frame(&body)
+}
+
+/// size[4] in front of `body` (type[1] tag[2] ...).
+pub fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = ((body.len() + 4) as u32).to_le_bytes().to_vec();
+    out.extend_from_slice(body);
+    out
+}
+
+/// A message of type `ty` on `tag` with `body` after the header.
+pub fn message(ty: u8, tag: u16, body: &[u8]) -> Vec<u8> {
+    let mut b = vec![ty];
+    b.extend_from_slice(&tag.to_le_bytes());
+    b.extend_from_slice(body);
+    frame(&b)
+}
+
+// ---------------------------------------------------------------------------
+// Replies.
+
+/// One whole reply, as it came off the wire.
+pub struct Reply {
+    pub bytes: Vec<u8>,
+    pub dialect: Dialect,
+}
+
+impl Reply {
+    pub fn tag(&self) -> u16 {
+        u16::from_le_bytes([self.bytes[5], self.bytes[6]])
+    }
+
+    pub fn ty(&self) -> u8 {
+        self.bytes[4]
+    }
+
+    /// The decoded message (strictly: a reply with bytes left over, or one
+    /// cut short, fails the test).
+    pub fn msg(&self) -> Rmsg<'_> {
+        match proto::decode_r(&self.bytes, self.dialect) {
+            Ok((_, m)) => m,
+            Err(e) => panic!("undecodable reply {:02x?}: {e}", self.bytes),
+        }
+    }
+
+    /// The error text and errno (0 in plain 9P2000), if this is an Rerror.
+    pub fn error(&self) -> Option<(String, u32)> {
+        match self.msg() {
+            Rmsg::Error { ename, errno } => Some((String::from_utf8_lossy(ename).into_owned(), errno)),
+            _ => None,
+        }
+    }
+
+    /// Assert this is an Rerror; its text and errno.
+    pub fn expect_error(&self) -> (String, u32) {
+        self.error().unwrap_or_else(|| panic!("expected Rerror, got {self:?}"))
+    }
+
+    /// Assert this is an Rerror with exactly `text`.
+    pub fn assert_error(&self, text: &str) {
+        assert_eq!(self.expect_error().0, text, "{self:?}");
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.ty() == msg::RERROR
+    }
+
+    /// An Rwalk's qids.
+    pub fn qids(&self) -> Vec<Qid> {
+        match self.msg() {
+            Rmsg::Walk { qids } => qids.as_slice().to_vec(),
+            other => panic!("expected Rwalk, got {other:?}"),
+        }
+    }
+
+    /// An Rread's data.
+    pub fn data(&self) -> Vec<u8> {
+        match self.msg() {
+            Rmsg::Read { data } => data.to_vec(),
+            other => panic!("expected Rread, got {other:?}"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match proto::decode_r(&self.bytes, self.dialect) {
+            Ok((tag, m)) => write!(f, "tag {tag} {m:?}"),
+            Err(e) => write!(f, "undecodable {:02x?} ({e})", self.bytes),
+        }
+    }
+}
+
+/// A stat entry, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub qid: Qid,
+    pub mode: u32,
+    pub atime: u32,
+    pub mtime: u32,
+    pub length: u64,
+    pub name: String,
+    pub uid: String,
+    pub gid: String,
+    pub muid: String,
+    pub extension: String,
+    pub n_uid: u32,
+    pub n_gid: u32,
+    pub n_muid: u32,
+    /// The bytes the entry took on the wire, size[2] included.
+    pub wire_len: usize,
+}
+
+impl Entry {
+    fn from_stat(s: &Stat<'_>, wire_len: usize) -> Entry {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Entry {
+            qid: s.qid,
+            mode: s.mode,
+            atime: s.atime,
+            mtime: s.mtime,
+            length: s.length,
+            name: text(s.name),
+            uid: text(s.uid),
+            gid: text(s.gid),
+            muid: text(s.muid),
+            extension: text(s.extension),
+            n_uid: s.n_uid,
+            n_gid: s.n_gid,
+            n_muid: s.n_muid,
+            wire_len,
+        }
+    }
+}
+
+/// The whole stat entries in a directory read's data; panics if the data
+/// ends inside one (a 9P2000 directory read never splits an entry).
+pub fn entries_of(data: &[u8], dialect: Dialect) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let (stat, used) = proto::decode_stat(&data[at..], dialect)
+            .unwrap_or_else(|e| panic!("directory data does not hold whole entries at byte {at}: {e}"));
+        out.push(Entry::from_stat(&stat, used));
+        at += used;
+    }
+    out
+}
+
+/// The names of `entries`, sorted.
+pub fn names(entries: &[Entry]) -> Vec<String> {
+    let mut v: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+    v.sort();
+    v
+}
+
+/// What names an entry for as long as the tree stands: its name, qid type
+/// and qid path (a fact's length and qid version move with its text).
+pub fn ids(entries: &[Entry]) -> Vec<(String, u8, u64)> {
+    entries.iter().map(|e| (e.name.clone(), e.qid.ty, e.qid.path)).collect()
+}
+
+/// The text `/README` serves: the crate's own copy of it.
+pub fn readme() -> &'static [u8] {
+    nineagents::tree::README.as_bytes()
+}
+
+/// Is `p` a Unix socket (lstat, not followed)?
+pub fn is_socket(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::symlink_metadata(p).map(|m| m.file_type().is_socket()).unwrap_or(false)
+}
+
+/// `s` as a path argument.
+pub fn arg(p: &Path) -> &str {
+    p.to_str().expect("scratch paths are UTF-8")
+}
+
+pub fn os(s: &str) -> &OsStr {
+    OsStr::new(s)
+}

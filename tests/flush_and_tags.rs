@@ -1,10 +1,11 @@
-//! Flush and tags: flush(5), CONFORMANCE items 8, 32 and 33.
+//! Flush and tags: flush(5), CONFORMANCE items 8, 31, 32 and 33.
 //!
-//! Every request this tree answers is answered at once, so a tag is never
-//! in flight when the next request is read, and a flush never finds its
-//! request still waiting: what can be tested here is that tags are echoed,
-//! reusable once answered, that an unknown tag flushes cleanly, and that a
-//! reply never overtakes the Rflush that follows it.
+//! The skeleton's requests (`/`, `/README`, `/pid`, `/uptime`) are answered
+//! at once, so with them a tag is never in flight when the next request is
+//! read: they test that tags are echoed, reusable once answered, and that
+//! an unknown tag flushes cleanly. Requests that wait on the ring — a read
+//! of a mirrored file — test the rest: a duplicate tag in flight, a flush
+//! that finds its request waiting, a Tversion or a clunk that overtakes one.
 
 mod common;
 
@@ -145,4 +146,115 @@ fn pipelined_requests_are_answered_in_order_with_their_tags() {
         let k = c.recv();
         assert_eq!((k.tag(), k.msg()), (2 * i + 2, Rmsg::Clunk));
     }
+}
+
+// --- Requests that wait ----------------------------------------------------
+//
+// A file under a mirror is read through the ring: its Tread is parked until
+// the kernel answers, so a second request sent in the same write finds it
+// still in flight.
+
+/// A daemon whose home holds `~/.dsh/notes.md`, served as `/dsh/notes.md`;
+/// a session with that file open as fid 1. The file's text.
+fn parked_file() -> (Daemon, Conn, Vec<u8>) {
+    let scratch = Scratch::new();
+    let text: Vec<u8> = (0..20_000u32).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+    scratch.home_file(".dsh/notes.md", &text);
+    let d = Daemon::start_in(&scratch, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.open_path("/dsh/notes.md", 1);
+    (d, c, text)
+}
+
+#[test]
+fn a_mirrored_file_reads_back_exactly() {
+    let (_d, mut c, text) = parked_file();
+    assert_eq!(c.read_all(1), text);
+}
+
+#[test]
+fn a_tag_reused_while_its_request_is_in_flight_is_refused_and_the_first_is_unaffected() {
+    let (_d, mut c, text) = parked_file();
+    let mut batch = c.encode(5, &Tmsg::Read { fid: 1, offset: 0, count: 4000 });
+    batch.extend(c.encode(5, &Tmsg::Read { fid: 1, offset: 100, count: 10 }));
+    c.send_raw(&batch);
+    let (a, b) = (c.recv(), c.recv());
+    let (error, read) = if a.is_error() { (a, b) } else { (b, a) };
+    assert_eq!((error.tag(), read.tag()), (5, 5));
+    error.assert_error("invalid tag: already in use by a request in flight");
+    assert_eq!(read.data(), &text[..4000]);
+}
+
+#[test]
+fn a_flushed_requests_reply_never_follows_its_rflush() {
+    let (_d, mut c, _) = parked_file();
+    let mut batch = c.encode(5, &Tmsg::Read { fid: 1, offset: 0, count: 4000 });
+    batch.extend(c.encode(6, &Tmsg::Flush { oldtag: 5 }));
+    c.send_raw(&batch);
+    let mut before_rflush = Vec::new();
+    loop {
+        let r = c.recv();
+        if r.tag() == 6 {
+            assert_eq!(r.msg(), Rmsg::Flush);
+            break;
+        }
+        before_rflush.push(r.tag());
+    }
+    assert!(before_rflush.iter().all(|&t| t == 5), "unexpected replies {before_rflush:?}");
+    let probe = c.rpc(&Tmsg::Stat { fid: ROOT });
+    assert!(matches!(probe.msg(), Rmsg::Stat { .. }), "after Rflush came {probe:?}");
+}
+
+#[test]
+fn after_a_flush_the_flushed_tag_is_free_again() {
+    let (_d, mut c, text) = parked_file();
+    let mut batch = c.encode(5, &Tmsg::Read { fid: 1, offset: 0, count: 4000 });
+    batch.extend(c.encode(6, &Tmsg::Flush { oldtag: 5 }));
+    c.send_raw(&batch);
+    while c.recv().tag() != 6 {}
+    c.send(5, &Tmsg::Read { fid: 1, offset: 10, count: 10 });
+    let r = c.recv();
+    assert_eq!((r.tag(), r.data()), (5, text[10..20].to_vec()));
+}
+
+#[test]
+fn a_tversion_mid_session_aborts_a_request_in_flight() {
+    let (_d, mut c, _) = parked_file();
+    let mut batch = c.encode(5, &Tmsg::Read { fid: 1, offset: 0, count: 4000 });
+    batch.extend(c.encode(NOTAG, &Tmsg::Version { msize: 8192, version: b"9P2000" }));
+    c.send_raw(&batch);
+    let mut before = Vec::new();
+    loop {
+        let r = c.recv();
+        if r.tag() == NOTAG {
+            assert!(matches!(r.msg(), Rmsg::Version { .. }), "{r:?}");
+            break;
+        }
+        before.push(r.tag());
+    }
+    assert!(before.iter().all(|&t| t == 5), "unexpected replies {before:?}");
+    c.attach_ok(ROOT);
+    let probe = c.rpc(&Tmsg::Stat { fid: ROOT });
+    assert!(matches!(probe.msg(), Rmsg::Stat { .. }), "after Rversion came {probe:?}");
+}
+
+#[test]
+fn a_connection_closed_with_a_request_in_flight_leaves_the_daemon_serving() {
+    let (d, mut c, text) = parked_file();
+    c.send(5, &Tmsg::Read { fid: 1, offset: 0, count: 4000 });
+    drop(c);
+    let mut other = d.session(Dialect::P2000);
+    assert_eq!(other.cat("/dsh/notes.md", 1), text);
+}
+
+#[test]
+fn a_clunk_racing_a_read_in_flight_lets_the_read_finish_on_its_file() {
+    let (_d, mut c, text) = parked_file();
+    let mut batch = c.encode(5, &Tmsg::Read { fid: 1, offset: 0, count: 4000 });
+    batch.extend(c.encode(6, &Tmsg::Clunk { fid: 1 }));
+    c.send_raw(&batch);
+    let (a, b) = (c.recv(), c.recv());
+    let (read, clunk) = if a.tag() == 5 { (a, b) } else { (b, a) };
+    assert_eq!((clunk.tag(), clunk.msg()), (6, Rmsg::Clunk));
+    assert_eq!((read.tag(), read.data()), (5, text[..4000].to_vec()));
 }

@@ -86,6 +86,14 @@ impl Scratch {
         Arc::new(Scratch { root, runtime, home })
     }
 
+    /// Write `data` at `rel` under this world's home, making directories.
+    pub fn home_file(&self, rel: &str, data: &[u8]) -> PathBuf {
+        let path = self.home.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, data).unwrap();
+        path
+    }
+
     /// Where a daemon started in this world posts the name `name`.
     pub fn post_path(&self, name: &str) -> PathBuf {
         self.runtime.join("9p").join(name)
@@ -160,7 +168,12 @@ pub struct Daemon {
 impl Daemon {
     /// `--no-post --unix <scratch>/sock` plus `args`, ready to dial.
     pub fn start(args: &[&str]) -> Daemon {
-        let scratch = Scratch::new();
+        Daemon::start_in(&Scratch::new(), args)
+    }
+
+    /// As `start`, in a world the test has furnished (files in its home).
+    pub fn start_in(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
+        let scratch = scratch.clone();
         let sock = scratch.root.join("sock");
         let spec = arg(&sock).to_owned();
         let mut all = vec!["--no-post", "--unix", spec.as_str()];

@@ -272,3 +272,19 @@ fn the_daemon_never_touches_the_home_it_is_given() {
     c.cat("/README", 1);
     assert_eq!(std::fs::read_dir(&d.scratch.home).unwrap().count(), 0);
 }
+
+#[test]
+fn verbose_logs_where_it_listens() {
+    let d = Daemon::start(&["-v"]);
+    let sock = d.socket.clone().unwrap();
+    d.wait_stderr(&format!("unix!{}", arg(&sock)), REPLY_DEADLINE);
+}
+
+#[test]
+fn a_quiet_daemon_serving_a_session_prints_nothing() {
+    let d = Daemon::start(&[]);
+    let mut c = d.session(Dialect::P2000);
+    c.cat("/README", 1);
+    c.walk(ROOT, 2, &["nosuch"]).expect_error();
+    assert_eq!(d.stderr(), "");
+}

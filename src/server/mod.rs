@@ -209,11 +209,12 @@ impl Server {
 
     fn arm_recv(&mut self, idx: usize) {
         let conn = &mut self.conns[idx];
-        if conn.recv_armed || !conn.can_take_request() {
+        // No recv while one is in flight, while requests may not be taken,
+        // or while the buffer is full of whole requests still to take.
+        if conn.recv_armed || !conn.can_take_request() || conn.rlen == conn.rbuf.len() {
             return;
         }
         let Some(fd) = conn.fd.as_ref().map(|f| f.as_raw_fd()) else { return };
-        debug_assert!(conn.rlen < conn.rbuf.len(), "a recv needs room");
         let buf = std::mem::take(&mut conn.rbuf);
         let start = conn.rlen;
         conn.recv_armed = true;
@@ -238,13 +239,23 @@ impl Server {
         self.pump(idx);
     }
 
-    /// Take every whole request that may be taken now, then send what they
-    /// answered and read more if allowed.
+    /// Take every whole request that may be taken now, send what they
+    /// answered, and read more if allowed. Handing the reply queue to a send
+    /// can make room for requests that back-pressure left waiting in the
+    /// buffer, so those are taken before any recv is armed.
     fn pump(&mut self, idx: usize) {
-        if !self.take_requests(idx) {
-            return self.begin_close(idx);
+        loop {
+            if !self.take_requests(idx) {
+                return self.begin_close(idx);
+            }
+            let queued = self.conns[idx].outq.len();
+            self.flush_send(idx);
+            let conn = &self.conns[idx];
+            let freed = queued > 0 && conn.outq.is_empty();
+            if !(freed && conn.can_take_request() && conn.rstart < conn.rlen) {
+                break;
+            }
         }
-        self.flush_send(idx);
         self.arm_recv(idx);
     }
 
@@ -271,7 +282,9 @@ impl Server {
     fn take_one(&mut self, idx: usize) -> Option<After> {
         let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg, closing: Vec::new() };
         let conn = &mut self.conns[idx];
-        if !conn.can_take_request() {
+        // While a recv is in flight the ring holds the buffer, and what was
+        // left in it is an incomplete request (a recv is armed only then).
+        if conn.recv_armed || !conn.can_take_request() {
             return None;
         }
         let limit = if conn.phase == Phase::AwaitVersion { ctx.cfg.msize } else { conn.msize };

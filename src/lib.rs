@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod errors;
+pub mod json;
 pub mod post;
 pub mod proto;
 pub mod ring;

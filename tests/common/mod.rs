@@ -939,3 +939,209 @@ pub fn arg(p: &Path) -> &str {
 pub fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
+
+// ---------------------------------------------------------------------------
+// Mirrored homes (the tests/mirror_*.rs files): fixtures on disk, the map
+// from the tree to the disk, and a client that walks the whole tree.
+
+/// What every file that must stay invisible holds, in the fixtures as in
+/// `demo/home` (demo/README.md): one occurrence in served bytes is a leak.
+pub const SECRET: &[u8] = b"DEMO-SECRET-must-never-be-served";
+
+/// The fid a crawl lists and reads through (one at a time, clunked after),
+/// far from the small numbers tests use.
+pub const CRAWL_FID: u32 = 0xC0_0000;
+
+/// Every mount of the tree: its path, and the path under a home it mirrors
+/// (issue 3, "The tree").
+pub const MOUNTS: &[(&str, &str)] = &[
+    ("/claude/history", ".claude/history.jsonl"),
+    ("/claude/projects", ".claude/projects"),
+    ("/claude/skills", ".claude/skills"),
+    ("/codex/history", ".codex/history.jsonl"),
+    ("/codex/session-index", ".codex/session_index.jsonl"),
+    ("/codex/sessions", ".codex/sessions"),
+    ("/dsh", ".dsh"),
+    ("/hermes", ".hermes"),
+    ("/omp", ".omp/agent"),
+    ("/skills/claude", ".claude/skills"),
+    ("/skills/codex", ".codex/skills"),
+    ("/skills/omp", ".omp/agent/skills"),
+];
+
+/// The demo home shipped in the repository (what `--demo` serves).
+pub fn demo_home() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/home")
+}
+
+/// The file on disk that the tree path `tree_path` mirrors under `home`;
+/// `None` for the skeleton (`/`, `/claude`, `/README`, ...).
+pub fn disk_path(home: &Path, tree_path: &str) -> Option<PathBuf> {
+    MOUNTS.iter().find_map(|(mount, rel)| {
+        let rest = tree_path.strip_prefix(mount)?;
+        if rest.is_empty() {
+            return Some(home.join(rel));
+        }
+        Some(home.join(rel).join(rest.strip_prefix('/')?))
+    })
+}
+
+/// Does `hay` hold `needle` anywhere?
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
+/// `dir` + `/` + `name`, for tree paths ("/" + "a" is "/a").
+pub fn join_tree(dir: &str, name: &str) -> String {
+    if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") }
+}
+
+/// The names of a tree path, for a walk from the root.
+pub fn tree_names(path: &str) -> Vec<&str> {
+    path.split('/').filter(|n| !n.is_empty()).collect()
+}
+
+impl Scratch {
+    /// A directory (and its parents) at `rel` under this world's home.
+    pub fn home_dir(&self, rel: &str) -> PathBuf {
+        let path = self.home.join(rel);
+        fs::create_dir_all(&path).unwrap_or_else(|e| panic!("mkdir {}: {e}", path.display()));
+        path
+    }
+
+    /// A symlink at `rel` under this world's home pointing at `target`
+    /// (written as given: relative targets stay relative).
+    pub fn home_symlink(&self, rel: &str, target: &Path) -> PathBuf {
+        let path = self.home.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, &path).unwrap_or_else(|e| panic!("symlink {}: {e}", path.display()));
+        path
+    }
+
+    /// A FIFO at `rel` under this world's home.
+    pub fn home_fifo(&self, rel: &str) -> PathBuf {
+        let path = self.home.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let c = std::ffi::CString::new(arg(&path)).unwrap();
+        // SAFETY: mkfifo(3) on a NUL-terminated path we own.
+        let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+        assert_eq!(rc, 0, "mkfifo {}: {}", path.display(), io::Error::last_os_error());
+        path
+    }
+
+    /// Write `data` at `rel` under this world's root but outside its home:
+    /// a place no root reaches.
+    pub fn outside_file(&self, rel: &str, data: &[u8]) -> PathBuf {
+        let path = self.root.join("outside").join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, data).unwrap();
+        path
+    }
+}
+
+/// One thing a crawl found: its tree path, its listing entry, and (for a
+/// file) the bytes it read whole, or the error its open answered.
+#[derive(Debug)]
+pub struct Crawled {
+    pub path: String,
+    pub entry: Entry,
+    pub data: Result<Vec<u8>, String>,
+}
+
+impl Conn {
+    /// Walk from the root to the tree path `path` as `newfid`.
+    pub fn walk_path(&mut self, path: &str, newfid: u32) -> Reply {
+        let names = tree_names(path);
+        assert!(names.len() <= 16, "{path} is deeper than one walk");
+        self.walk(ROOT, newfid, &names)
+    }
+
+    /// Does a walk from the root reach all of `path`? (A walk that does
+    /// not leaves no fid behind.)
+    pub fn reaches(&mut self, path: &str, newfid: u32) -> bool {
+        let r = self.walk_path(path, newfid);
+        let whole = !r.is_error() && r.qids().len() == tree_names(path).len();
+        if whole {
+            self.clunk_ok(newfid);
+        }
+        whole
+    }
+
+    /// The entries of the directory at `path` read whole through `fid`
+    /// (clunked after), or the error text its walk or open answered.
+    pub fn try_list(&mut self, path: &str, fid: u32, count: u32) -> Result<Vec<Entry>, String> {
+        let r = self.walk_path(path, fid);
+        if let Some((text, _)) = r.error() {
+            return Err(text);
+        }
+        if r.qids().len() != tree_names(path).len() {
+            return Err(format!("walk stopped after {} of {} names", r.qids().len(), tree_names(path).len()));
+        }
+        let opened = self.open(fid, OREAD);
+        if let Some((text, _)) = opened.error() {
+            self.clunk_ok(fid);
+            return Err(text);
+        }
+        let mut entries = Vec::new();
+        let mut offset = 0u64;
+        loop {
+            let r = self.read(fid, offset, count);
+            if let Some((text, _)) = r.error() {
+                self.clunk_ok(fid);
+                return Err(text);
+            }
+            let data = r.data();
+            if data.is_empty() {
+                break;
+            }
+            offset += data.len() as u64;
+            entries.extend(entries_of(&data, self.dialect));
+        }
+        self.clunk_ok(fid);
+        Ok(entries)
+    }
+
+    /// Open the file at `path` as `fid`, read it whole, clunk it; or the
+    /// error text its walk or open answered.
+    pub fn try_cat(&mut self, path: &str, fid: u32) -> Result<Vec<u8>, String> {
+        let r = self.walk_path(path, fid);
+        if let Some((text, _)) = r.error() {
+            return Err(text);
+        }
+        if r.qids().len() != tree_names(path).len() {
+            return Err(format!("walk stopped after {} of {} names", r.qids().len(), tree_names(path).len()));
+        }
+        let opened = self.open(fid, OREAD);
+        let result = match opened.error() {
+            Some((text, _)) => Err(text),
+            None => Ok(self.read_all(fid)),
+        };
+        self.clunk_ok(fid);
+        result
+    }
+
+    /// Everything below the directory `path`: each listed entry, walked to
+    /// from the root, directories listed in turn, files read whole, depth
+    /// first in listing order. A directory that cannot be listed fails the
+    /// crawl (it was just listed by its parent).
+    pub fn crawl(&mut self, path: &str) -> Vec<Crawled> {
+        let mut out = Vec::new();
+        self.crawl_into(path, &mut out);
+        out
+    }
+
+    fn crawl_into(&mut self, path: &str, out: &mut Vec<Crawled>) {
+        let count = self.msize - IOHDRSZ;
+        let entries = self.try_list(path, CRAWL_FID, count).unwrap_or_else(|e| panic!("crawl: list {path}: {e}"));
+        for entry in entries {
+            let child = join_tree(path, &entry.name);
+            if entry.mode & DMDIR != 0 {
+                out.push(Crawled { path: child.clone(), entry, data: Ok(Vec::new()) });
+                self.crawl_into(&child, out);
+            } else {
+                let data = self.try_cat(&child, CRAWL_FID);
+                out.push(Crawled { path: child, entry, data });
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod errors;
+pub mod facts;
 pub mod json;
 pub mod post;
 pub mod proto;

@@ -190,7 +190,7 @@ fn serve(opts: Options) -> std::io::Result<()> {
     };
     let uid = rustix::process::getuid().as_raw();
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
-    let mut server = Server::new(opts.cfg, Tree::new(owner, &opts.roots), listeners, signal_fd)?;
+    let mut server = Server::new(opts.cfg, Tree::new(owner, &opts.roots, &opts.proc_dir), listeners, signal_fd)?;
     server.run(only)
 }
 

@@ -18,7 +18,7 @@ use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use crate::proto::{self, Dialect, Rmsg};
-use crate::tree::{Loc, Meta, NodeId};
+use crate::tree::{Attr, Loc, NodeId};
 
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
@@ -50,8 +50,8 @@ pub enum Phase {
 #[derive(Clone, Debug)]
 pub struct DirEntry {
     pub loc: Loc,
-    /// The file's meta; `None` for a node of the skeleton.
-    pub meta: Option<Meta>,
+    /// What its stat is built from.
+    pub attr: Attr,
 }
 
 /// What an open fid reads.

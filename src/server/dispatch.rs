@@ -198,6 +198,7 @@ fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: 
         cur_is_dir: from.is_dir,
         qids: Vec::with_capacity(names.len()),
         next: None,
+        scanned: false,
     };
     After::Park(tag, Job::Walk(state))
 }
@@ -284,7 +285,7 @@ fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, entries: &[super
     let mut next = index;
     let dialect = conn.dialect;
     for entry in &entries[index.min(entries.len())..] {
-        let fits = ctx.tree.with_stat(&entry.loc, entry.meta.as_ref(), |st| {
+        let fits = ctx.tree.with_stat(&entry.loc, &entry.attr, |st| {
             if conn.outq.len() - data_start + proto::stat_size(st, dialect) > count as usize {
                 return false;
             }

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use crate::errors::Error;
 use crate::proto::{self, Qid, Rmsg, WalkQids};
 use crate::ring::{Completion, Sub};
-use crate::tree::{exclude, Loc, Meta, Presence};
+use crate::tree::{exclude, Attr, Loc, Meta, Part, Presence};
 
 use super::conn::{DirEntry, Fid, Opened};
 use super::probe::{Kind, Probe, Target};
@@ -30,6 +30,8 @@ pub struct WalkState {
     pub qids: Vec<Qid>,
     /// The place the probe in flight looks at.
     pub next: Option<Loc>,
+    /// Whether this walk already waited for a rescan of /proc.
+    pub scanned: bool,
 }
 
 pub enum Job {
@@ -75,12 +77,14 @@ pub struct Req {
 /// A job's answer, or that it is waiting on more operations.
 enum Step {
     Wait,
+    /// Wait for the next scan of the agents.
+    Scan,
     Answer(Result<Reply, Error>),
 }
 
 enum Reply {
     Walk { newfid: u32, fid: u32, qids: Vec<Qid>, bind: Option<(Loc, bool)> },
-    Stat { loc: Loc, meta: Option<Meta> },
+    Stat { loc: Loc, attr: Attr },
     Open { fid: u32, qid: Qid, opened: Opened },
     Read { bytes: Vec<u8> },
 }
@@ -112,7 +116,7 @@ impl Server {
         match &mut req.job {
             Job::Walk(w) => walk_next(&self.tree, w, &mut req.probes),
             Job::Stat { loc } => match self.tree.presence(loc) {
-                Presence::Always => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), meta: None })),
+                Presence::Always => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Skeleton })),
                 Presence::Absent => Step::Answer(Err(Error::NotFound)),
                 Presence::Probe(b) => {
                     req.probes.push(Probe::new(Target::Beneath(b), Kind::Look));
@@ -136,6 +140,7 @@ impl Server {
     fn settle(&mut self, key: usize, step: Step) {
         match step {
             Step::Wait => self.start_probes(key),
+            Step::Scan => self.wait_for_scan(key),
             Step::Answer(result) => self.answer(key, result),
         }
         self.reap(key);
@@ -199,8 +204,8 @@ impl Server {
                 walk_end(w)
             }
             Job::Stat { loc } => match probes[0].result.unwrap_or(Err(libc::ENOENT)) {
-                Ok(m) if self.tree.is_harness_dir(loc) && m.is_dir() => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), meta: None })),
-                Ok(m) if !self.tree.is_harness_dir(loc) => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), meta: Some(m) })),
+                Ok(m) if self.tree.is_harness_dir(loc) && m.is_dir() => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Skeleton })),
+                Ok(m) if !self.tree.is_harness_dir(loc) => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Disk(m) })),
                 _ => Step::Answer(Err(Error::NotFound)),
             },
             Job::Open { .. } => self.open_resumed(key, probes),
@@ -291,8 +296,8 @@ impl Server {
                 let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
                 conn.reply(tag, &Rmsg::Walk { qids }, trace);
             }
-            Reply::Stat { loc, meta } => {
-                self.tree.with_stat(&loc, meta.as_ref(), |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
+            Reply::Stat { loc, attr } => {
+                self.tree.with_stat(&loc, &attr, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
             }
             Reply::Open { fid, qid, opened } => match conn.fids.get_mut(&fid) {
                 Some(f) if f.open.is_none() => {
@@ -366,9 +371,24 @@ fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe
             Some(tree.parent(&w.cur))
         } else {
             match &w.cur {
-                Loc::Static(d) => tree.static_child(*d, name),
-                Loc::Mirror(p) if exclude::excluded(name) => None,
+                Loc::Static(d) => match tree.active_harness(*d) {
+                    None => tree.static_child(*d, name),
+                    Some(h) => match parse_pid(name).and_then(|pid| tree.agents.find(h, pid)) {
+                        Some((slot, gen)) => Some(Loc::Agent { slot, gen, part: Part::Dir }),
+                        // A walk that misses under /active rescans once.
+                        None if !w.scanned => {
+                            w.scanned = true;
+                            return Step::Scan;
+                        }
+                        None => None,
+                    },
+                },
+                Loc::Mirror(_) if exclude::excluded(name) => None,
                 Loc::Mirror(p) => Some(Loc::Mirror(p.child(name))),
+                Loc::Agent { slot, gen, part: Part::Dir } => {
+                    Part::child(name).map(|part| Loc::Agent { slot: *slot, gen: *gen, part })
+                }
+                Loc::Agent { .. } => None,
             }
         };
         let Some(next) = next else { break };
@@ -380,14 +400,25 @@ fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe
                 return Step::Wait;
             }
             Presence::Always => {
-                let Loc::Static(i) = next else { unreachable!("only the skeleton is always there") };
-                w.qids.push(tree.static_qid(i));
-                w.cur_is_dir = tree.static_is_dir(i);
+                w.qids.push(tree.skeleton_qid(&next));
+                w.cur_is_dir = match next {
+                    Loc::Static(i) => tree.static_is_dir(i),
+                    Loc::Agent { part, .. } => part == Part::Dir,
+                    Loc::Mirror(_) => unreachable!("a mirror is probed"),
+                };
                 w.cur = next;
             }
         }
     }
     walk_end(w)
+}
+
+/// A pid as /proc spells it: decimal, no sign, no leading zero.
+fn parse_pid(name: &[u8]) -> Option<u32> {
+    if name.is_empty() || name.len() > 10 || (name[0] == b'0') || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(name).ok()?.parse().ok()
 }
 
 /// walk(5)'s answer: all names walked binds newfid; none is an error;
@@ -405,9 +436,6 @@ fn walk_end(w: &mut WalkState) -> Step {
 /// read resolves no path; past this many the Topen is refused, so what
 /// clients do never runs the daemon out of descriptors.
 pub const OPEN_FILES_MAX: usize = 4096;
-
-/// The bytes of one getdents64 call's buffer.
-const DIRENTS_BUF_BYTES: usize = 32 * 1024;
 
 impl Server {
     /// Topen of a skeleton node: a fact opens at once; a directory lists its
@@ -431,7 +459,7 @@ impl Server {
         *stage = OpenStage::List;
         for child in children {
             match self.tree.presence(&child) {
-                Presence::Always => entries.push(DirEntry { loc: child, meta: None }),
+                Presence::Always => entries.push(DirEntry { loc: child, attr: Attr::Skeleton }),
                 Presence::Absent => {}
                 Presence::Probe(b) => {
                     req.probes.push(Probe::new(Target::Beneath(b), Kind::Look));
@@ -538,14 +566,14 @@ impl Server {
             }
             if self.tree.is_harness_dir(&loc) {
                 if m.is_dir() {
-                    entries.push(DirEntry { loc, meta: None });
+                    entries.push(DirEntry { loc, attr: Attr::Skeleton });
                 }
             } else {
-                entries.push(DirEntry { loc, meta: Some(m) });
+                entries.push(DirEntry { loc, attr: Attr::Disk(m) });
             }
         }
         let tree = &self.tree;
-        entries.sort_by(|a, b| tree.name(&a.loc).cmp(tree.name(&b.loc)));
+        entries.sort_by(|a, b| tree.name(&a.loc).cmp(&tree.name(&b.loc)));
         let opened = Opened::Dir(Rc::new(std::mem::take(entries)));
         Step::Answer(Ok(Reply::Open { fid: *fid, qid: *qid, opened }))
     }
@@ -555,30 +583,34 @@ impl Server {
 /// excluded names; more than `max` is an error, never a shorter list.
 fn read_names(fd: &OwnedFd, max: usize) -> Result<Vec<CString>, Error> {
     let mut names = Vec::new();
-    let mut buf = vec![0u8; DIRENTS_BUF_BYTES];
-    loop {
-        // SAFETY: getdents64 writes at most `buf.len()` bytes into `buf`.
-        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
-        if n < 0 {
-            return Err(Error::Io);
+    for d in super::dirents::read(fd, usize::MAX)? {
+        if d.d_type == libc::DT_LNK || exclude::excluded(&d.name) {
+            continue;
         }
-        if n == 0 {
-            return Ok(names);
+        if names.len() == max {
+            return Err(Error::DirTooLarge);
         }
-        let mut at = 0usize;
-        while at + 19 < n as usize {
-            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-            let d_type = buf[at + 18];
-            let raw = &buf[at + 19..at + reclen];
-            let name = &raw[..memchr::memchr(0, raw).unwrap_or(raw.len())];
-            at += reclen.max(1);
-            if name == b"." || name == b".." || d_type == libc::DT_LNK || exclude::excluded(name) {
-                continue;
+        names.push(CString::new(d.name).map_err(|_| Error::Io)?);
+    }
+    Ok(names)
+}
+
+impl Server {
+    /// Park `key` until the next scan of the agents completes, starting one
+    /// if none is running.
+    fn wait_for_scan(&mut self, key: usize) {
+        let gen = self.reqs[key].gen;
+        self.scan_waiters.push((key, gen));
+        self.start_scan();
+    }
+
+    /// The scan answered: resume every request that waited for it.
+    pub(super) fn wake_scan_waiters(&mut self) {
+        for (key, gen) in std::mem::take(&mut self.scan_waiters) {
+            if self.reqs.get(key).is_some_and(|r| r.gen == gen) {
+                let step = self.kick(key);
+                self.settle(key, step);
             }
-            if names.len() == max {
-                return Err(Error::DirTooLarge);
-            }
-            names.push(CString::new(name).map_err(|_| Error::Io)?);
         }
     }
 }

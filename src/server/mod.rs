@@ -14,6 +14,8 @@
 
 pub mod conn;
 pub mod dispatch;
+mod dirents;
+mod gather;
 mod job;
 pub mod listen;
 mod probe;
@@ -83,6 +85,8 @@ pub struct Server {
     dirty: Vec<usize>,
     /// Fds held by open fids (`job::OPEN_FILES_MAX`).
     open_files: usize,
+    /// Requests waiting for the scan of the agents in flight.
+    scan_waiters: Vec<(usize, u32)>,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -101,6 +105,7 @@ impl Server {
             next_req_gen: 0,
             dirty: Vec::new(),
             open_files: 0,
+            scan_waiters: Vec::new(),
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -410,6 +415,12 @@ impl Server {
         let signo = buf.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         log::info!("signal {signo}: stopping");
         self.stop();
+    }
+
+    /// Start a scan of the agents unless one is running.
+    fn start_scan(&mut self) {
+        // Until the scan lands, the table is what it is: answer the waiters.
+        self.wake_scan_waiters();
     }
 
     /// Stop accepting, unpost, and hang up on everyone.

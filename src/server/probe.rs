@@ -33,6 +33,10 @@ pub enum Kind {
     Look,
     /// Open for reading and keep the fd.
     Read,
+    /// Open, check it is a regular file, read its first bytes (at most
+    /// the given count) into `data`, close: a registry record, a /proc
+    /// file, a transcript's head.
+    Slurp(u32),
 }
 
 pub enum Target {
@@ -48,6 +52,7 @@ enum Phase {
     OpenBase,
     OpenRel,
     Statx,
+    ReadData,
     Done,
 }
 
@@ -65,11 +70,13 @@ pub struct Probe {
     pub fd: Option<OwnedFd>,
     /// What the probe found: the file's meta, or the errno that stopped it.
     pub result: Option<Result<Meta, i32>>,
+    /// For `Kind::Slurp`: the bytes read.
+    pub data: Vec<u8>,
 }
 
 impl Probe {
     pub fn new(target: Target, kind: Kind) -> Self {
-        Probe { target, kind, phase: Phase::OpenBase, started: false, base: None, fd: None, result: None }
+        Probe { target, kind, phase: Phase::OpenBase, started: false, base: None, fd: None, result: None, data: Vec::new() }
     }
 
     pub fn done(&self) -> bool {
@@ -99,14 +106,15 @@ impl Probe {
         match self.phase {
             Phase::OpenBase => self.base_opened(ring, token, c.result),
             Phase::OpenRel => self.rel_opened(ring, token, c.result),
-            Phase::Statx => self.statxed(ring, c),
+            Phase::Statx => self.statxed(ring, token, c),
+            Phase::ReadData => self.data_read(ring, c),
             Phase::Done => {}
         }
         self.done()
     }
 
     fn finish(&mut self, ring: &mut Ring<Token>, result: Result<Meta, i32>) {
-        if result.is_err() || self.kind == Kind::Look {
+        if result.is_err() || self.kind != Kind::Read {
             if let Some(fd) = self.fd.take() {
                 ring.submit(Token::Discard, Sub::Close { fd });
             }
@@ -124,7 +132,9 @@ impl Probe {
         let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens a base") };
         let flags = match self.kind {
             Kind::Look => libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            Kind::Read => libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC,
+            Kind::Read | Kind::Slurp(_) => {
+                libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC
+            }
         } as u64;
         let (dirfd, path) = (base.as_raw_fd(), b.rel.clone());
         ring.submit(token, Sub::OpenAt2 { dirfd, path, flags, resolve: RESOLVE_SAFE });
@@ -148,7 +158,7 @@ impl Probe {
         self.phase = Phase::Statx;
     }
 
-    fn statxed(&mut self, ring: &mut Ring<Token>, c: Completion<Token>) {
+    fn statxed(&mut self, ring: &mut Ring<Token>, token: Token, c: Completion<Token>) {
         if c.result < 0 {
             return self.finish(ring, Err(-c.result));
         }
@@ -159,6 +169,25 @@ impl Probe {
         if meta.is_symlink() {
             return self.finish(ring, Err(libc::ELOOP));
         }
+        if let (Kind::Slurp(max), Some(fd)) = (self.kind, &self.fd) {
+            if !meta.is_regular() {
+                return self.finish(ring, Err(libc::EINVAL));
+            }
+            let (fd, buf) = (fd.as_raw_fd(), Vec::with_capacity(max as usize));
+            ring.submit(token, Sub::Read { fd, owned: None, buf, len: max, offset: 0 });
+            self.result = Some(Ok(meta));
+            self.phase = Phase::ReadData;
+            return;
+        }
         self.finish(ring, Ok(meta));
+    }
+
+    fn data_read(&mut self, ring: &mut Ring<Token>, c: Completion<Token>) {
+        let meta = self.result.take().expect("a slurp reads after its statx");
+        if c.result < 0 {
+            return self.finish(ring, Err(-c.result));
+        }
+        self.data = c.buf;
+        self.finish(ring, meta);
     }
 }

@@ -20,6 +20,7 @@
 //! with bit 63 set. A derived file's qid version is a hash of its text, so
 //! a change of content moves it even when the size stays put.
 
+pub mod agents;
 pub mod exclude;
 pub mod paths;
 
@@ -28,8 +29,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use std::borrow::Cow;
+
 use crate::errors::Error;
 use crate::proto::{Qid, Stat, DMDIR, QTDIR, QTFILE};
+use agents::Agents;
 use paths::{PathTable, Place};
 
 /// Bit 63 of a qid path marks a node the daemon makes up itself (the
@@ -52,6 +56,82 @@ pub enum NodeId {
     Static(u16),
     /// A slot of the path table and its generation.
     Path { slot: u32, gen: u32 },
+    /// A part of a live agent's directory (`Part::code`).
+    Agent { slot: u32, gen: u32, part: u32 },
+}
+
+/// The files of `/active/<harness>/<pid>/`, each derived again when read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Cwd,
+    Model,
+    Name,
+    Pid,
+    Ppid,
+    Session,
+    Started,
+    Status,
+    Title,
+    Via,
+    Zmx,
+}
+
+impl Field {
+    /// Every field, in listing (name) order.
+    pub const ALL: [Field; 11] = [
+        Field::Cwd, Field::Model, Field::Name, Field::Pid, Field::Ppid, Field::Session,
+        Field::Started, Field::Status, Field::Title, Field::Via, Field::Zmx,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Cwd => "cwd",
+            Field::Model => "model",
+            Field::Name => "name",
+            Field::Pid => "pid",
+            Field::Ppid => "ppid",
+            Field::Session => "session",
+            Field::Started => "started",
+            Field::Status => "status",
+            Field::Title => "title",
+            Field::Via => "via",
+            Field::Zmx => "zmx",
+        }
+    }
+}
+
+/// What of an agent's directory a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    Dir,
+    Field(Field),
+    Transcript,
+}
+
+impl Part {
+    fn code(self) -> u32 {
+        match self {
+            Part::Dir => 0,
+            Part::Transcript => 1,
+            Part::Field(f) => 2 + f as u32,
+        }
+    }
+
+    fn from_code(code: u32) -> Option<Part> {
+        match code {
+            0 => Some(Part::Dir),
+            1 => Some(Part::Transcript),
+            c => Field::ALL.get(c as usize - 2).map(|f| Part::Field(*f)),
+        }
+    }
+
+    /// The part named `name` inside an agent's directory.
+    pub fn child(name: &[u8]) -> Option<Part> {
+        if name == b"transcript" {
+            return Some(Part::Transcript);
+        }
+        Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f))
+    }
 }
 
 /// Where a node is, as a value a walk can carry without pinning anything.
@@ -59,6 +139,18 @@ pub enum NodeId {
 pub enum Loc {
     Static(u16),
     Mirror(Place),
+    Agent { slot: u32, gen: u32, part: Part },
+}
+
+/// What a stat of a node is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attr {
+    /// A node of the skeleton (or an agent's directory): the tree knows.
+    Skeleton,
+    /// A file on disk: its statx.
+    Disk(Meta),
+    /// Text the daemon derives: its length, its hash, its time.
+    Text { len: u64, version: u32, mtime: u32 },
 }
 
 /// A file on disk: the harness's base, and the path beneath it ("." for
@@ -91,6 +183,8 @@ enum What {
     Dir,
     /// `/claude`, `/codex`: there while the harness's base exists.
     HarnessDir(u8),
+    /// `/active/<harness>`: one directory per live agent of it.
+    ActiveHarness(u8),
     /// Where a mirror begins: the harness and the path under its base.
     Mount(u8, &'static str),
     Fact(Fact),
@@ -131,6 +225,13 @@ const STATIC: &[StaticNode] = &[
     node("claude", 8, What::Mount(CLAUDE, "skills")),
     node("codex", 8, What::Mount(CODEX, "skills")),
     node("omp", 8, What::Mount(OMP, "agent/skills")),
+    // 19: /active, and one directory per harness below it
+    node("active", 0, What::Dir),
+    node("claude", 19, What::ActiveHarness(CLAUDE)),
+    node("codex", 19, What::ActiveHarness(CODEX)),
+    node("dsh", 19, What::ActiveHarness(DSH)),
+    node("hermes", 19, What::ActiveHarness(HERMES)),
+    node("omp", 19, What::ActiveHarness(OMP)),
 ];
 
 const ROOT: u16 = 0;
@@ -200,6 +301,9 @@ impl Meta {
     }
 }
 
+/// The index of `/active`.
+pub const ACTIVE: u16 = 19;
+
 pub struct Tree {
     started: Instant,
     started_unix: u32,
@@ -207,11 +311,15 @@ pub struct Tree {
     owner: Owner,
     /// Each harness's base directory, when one is configured.
     bases: [Option<CString>; 5],
+    /// The `--proc` directory.
+    proc_base: CString,
     paths: PathTable,
+    /// The agents the last scan of `proc_base` found.
+    pub agents: Agents,
 }
 
 impl Tree {
-    pub fn new(owner: Owner, roots: &[(String, PathBuf)]) -> Self {
+    pub fn new(owner: Owner, roots: &[(String, PathBuf)], proc_dir: &std::path::Path) -> Self {
         let mut bases: [Option<CString>; 5] = Default::default();
         for (name, path) in roots {
             if let Some(h) = HARNESSES.iter().position(|n| n == name) {
@@ -219,7 +327,17 @@ impl Tree {
             }
         }
         let started_unix = unix_now();
-        Tree { started: Instant::now(), started_unix, pid: std::process::id(), owner, bases, paths: PathTable::default() }
+        let proc_base = CString::new(proc_dir.as_os_str().as_bytes()).unwrap_or_else(|_| c"/proc".into());
+        Tree {
+            started: Instant::now(),
+            started_unix,
+            pid: std::process::id(),
+            owner,
+            bases,
+            proc_base,
+            paths: PathTable::default(),
+            agents: Agents::default(),
+        }
     }
 
     pub fn root(&self) -> NodeId {
@@ -234,6 +352,10 @@ impl Tree {
                 _ => Loc::Static(i),
             }),
             NodeId::Path { slot, gen } => self.paths.get(slot, gen).cloned().map(Loc::Mirror),
+            NodeId::Agent { slot, gen, part } => {
+                self.agents.get(slot, gen)?;
+                Some(Loc::Agent { slot, gen, part: Part::from_code(part)? })
+            }
         }
     }
 
@@ -246,6 +368,7 @@ impl Tree {
                 let (slot, gen) = self.paths.acquire_place(p);
                 NodeId::Path { slot, gen }
             }
+            Loc::Agent { slot, gen, part } => NodeId::Agent { slot: *slot, gen: *gen, part: part.code() },
         }
     }
 
@@ -276,13 +399,43 @@ impl Tree {
                 Some(up) => Loc::Mirror(up),
                 None => Loc::Static(STATIC[p.mount as usize].parent),
             },
+            Loc::Agent { slot, gen, part: Part::Dir } => match self.agents.get(*slot, *gen) {
+                Some(a) => Loc::Static(self.active_dir(a.found.harness)),
+                None => Loc::Static(ACTIVE),
+            },
+            Loc::Agent { slot, gen, .. } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Dir },
         }
+    }
+
+    /// The index of `/active/<harness>`.
+    pub fn active_dir(&self, harness: u8) -> u16 {
+        (0..STATIC.len())
+            .find(|&i| matches!(STATIC[i].what, What::ActiveHarness(h) if h == harness))
+            .expect("every harness has an /active directory") as u16
+    }
+
+    /// The harness `/active/<harness>` lists, if `i` is one.
+    pub fn active_harness(&self, i: u16) -> Option<u8> {
+        match STATIC[i as usize].what {
+            What::ActiveHarness(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// The `--proc` directory, as the base of `facts::Root::Proc`.
+    pub fn proc_base(&self) -> &CString {
+        &self.proc_base
+    }
+
+    /// A harness's base, as the base of `facts::Root::Harness`.
+    pub fn harness_base(&self, h: u8) -> Option<&CString> {
+        self.bases.get(h as usize)?.as_ref()
     }
 
     /// Is this a directory of the skeleton (as opposed to a file of it, or
     /// a mirror whose kind only the disk knows)?
     pub fn static_is_dir(&self, i: u16) -> bool {
-        matches!(STATIC[i as usize].what, What::Dir | What::HarnessDir(_))
+        matches!(STATIC[i as usize].what, What::Dir | What::HarnessDir(_) | What::ActiveHarness(_))
     }
 
     /// The skeleton child `name` of static directory `d`, as a place.
@@ -294,7 +447,9 @@ impl Tree {
 
     /// The skeleton children of static directory `d`, in listing order.
     pub fn static_children(&self, d: u16) -> Vec<Loc> {
-        (1..STATIC.len()).filter(|&i| STATIC[i].parent == d).map(|i| self.static_loc(i as u16)).collect()
+        let mut idx: Vec<usize> = (1..STATIC.len()).filter(|&i| STATIC[i].parent == d).collect();
+        idx.sort_by_key(|&i| STATIC[i].name);
+        idx.into_iter().map(|i| self.static_loc(i as u16)).collect()
     }
 
     fn static_loc(&self, i: u16) -> Loc {
@@ -309,6 +464,10 @@ impl Tree {
     pub fn presence(&self, loc: &Loc) -> Presence {
         match loc {
             Loc::Static(i) if !matches!(STATIC[*i as usize].what, What::HarnessDir(_)) => Presence::Always,
+            Loc::Agent { slot, gen, .. } if self.agents.get(*slot, *gen).is_none() => Presence::Absent,
+            // An agent's directory and its fields are there while it is; a
+            // field's text is derived when it is opened or stat'd.
+            Loc::Agent { part: Part::Dir | Part::Field(_), .. } => Presence::Always,
             _ => self.backing(loc).map_or(Presence::Absent, Presence::Probe),
         }
     }
@@ -336,6 +495,11 @@ impl Tree {
                 rel.extend_from_slice(&p.sub);
                 (h, rel)
             }
+            Loc::Agent { slot, gen, part: Part::Transcript } => {
+                let a = self.agents.get(*slot, *gen)?;
+                (a.found.harness, a.session.as_ref()?.transcript.clone()?)
+            }
+            Loc::Agent { .. } => return None,
         };
         if rel.is_empty() {
             rel.push(b'.');
@@ -345,11 +509,40 @@ impl Tree {
     }
 
     /// The name a place is listed and stat'd under.
-    pub fn name<'a>(&self, loc: &'a Loc) -> &'a [u8] {
+    pub fn name<'a>(&self, loc: &'a Loc) -> Cow<'a, [u8]> {
         match loc {
-            Loc::Static(i) => STATIC[*i as usize].name.as_bytes(),
-            Loc::Mirror(p) if p.sub.is_empty() => STATIC[p.mount as usize].name.as_bytes(),
-            Loc::Mirror(p) => p.name(),
+            Loc::Static(i) => STATIC[*i as usize].name.as_bytes().into(),
+            Loc::Mirror(p) if p.sub.is_empty() => STATIC[p.mount as usize].name.as_bytes().into(),
+            Loc::Mirror(p) => p.name().into(),
+            Loc::Agent { slot, gen, part: Part::Dir } => {
+                let pid = self.agents.get(*slot, *gen).map_or(0, |a| a.found.pid);
+                pid.to_string().into_bytes().into()
+            }
+            Loc::Agent { part: Part::Transcript, .. } => b"transcript"[..].into(),
+            Loc::Agent { part: Part::Field(f), .. } => f.name().as_bytes().into(),
+        }
+    }
+
+    /// A derived node's qid path: stable for the agent's life, synthetic,
+    /// and apart from the skeleton's small indices (bit 62).
+    pub fn agent_qid_path(&self, slot: u32, gen: u32, part: Part) -> u64 {
+        let a = self.agents.get(slot, gen).map(|a| a.found);
+        let (h, pid, st) = a.map_or((0, 0, 0), |f| (f.harness, f.pid, f.starttime));
+        let mut key = [0u8; 21];
+        key[0] = h;
+        key[1..5].copy_from_slice(&pid.to_le_bytes());
+        key[5..13].copy_from_slice(&st.to_le_bytes());
+        key[13..17].copy_from_slice(&part.code().to_le_bytes());
+        QID_PATH_SYNTHETIC | (1 << 62) | (wyhash::wyhash(&key, 0xac71_7e00) >> 2)
+    }
+
+    /// The qid of a node whose stat needs no disk: the skeleton, an
+    /// agent's directory.
+    pub fn skeleton_qid(&self, loc: &Loc) -> Qid {
+        match loc {
+            Loc::Static(i) => self.static_qid(*i),
+            Loc::Agent { slot, gen, part } => Qid { ty: QTDIR, version: 0, path: self.agent_qid_path(*slot, *gen, *part) },
+            Loc::Mirror(_) => unreachable!("a mirror's qid comes from its meta"),
         }
     }
 
@@ -365,17 +558,21 @@ impl Tree {
         }
     }
 
-    /// Build the stat of `loc` — from `meta` for a file on disk — and hand
-    /// it to `f` (the stat borrows names that live only for this call).
-    pub fn with_stat<R>(&self, loc: &Loc, meta: Option<&Meta>, f: impl FnOnce(&Stat<'_>) -> R) -> R {
+    /// Build the stat of `loc` from `attr` and hand it to `f` (the stat
+    /// borrows names that live only for this call).
+    pub fn with_stat<R>(&self, loc: &Loc, attr: &Attr, f: impl FnOnce(&Stat<'_>) -> R) -> R {
         let name = self.name(loc);
-        let (qid, mode, length, mtime, n_uid, n_gid) = match (loc, meta) {
-            (_, Some(m)) => {
+        let (qid, mode, length, mtime, n_uid, n_gid) = match (loc, attr) {
+            (_, Attr::Disk(m)) => {
                 let length = if m.is_dir() { 0 } else { m.size };
                 let mode = if m.is_dir() { DMDIR | 0o555 } else { 0o444 };
                 (m.qid(), mode, length, m.mtime.clamp(0, u32::MAX as i64) as u32, m.uid, m.gid)
             }
-            (Loc::Static(i), None) => {
+            (Loc::Agent { slot, gen, part }, Attr::Text { len, version, mtime }) => {
+                let qid = Qid { ty: QTFILE, version: *version, path: self.agent_qid_path(*slot, *gen, *part) };
+                (qid, 0o444, *len, *mtime, self.owner.uid, self.owner.gid)
+            }
+            (Loc::Static(i), _) => {
                 let qid = self.static_qid(*i);
                 let (mode, length) = match STATIC[*i as usize].what {
                     What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
@@ -383,7 +580,11 @@ impl Tree {
                 };
                 (qid, mode, length, self.started_unix, self.owner.uid, self.owner.gid)
             }
-            (Loc::Mirror(_), None) => unreachable!("a mirror is stat'd from its meta"),
+            (Loc::Agent { .. }, _) => {
+                let mtime = self.started_unix;
+                (self.skeleton_qid(loc), DMDIR | 0o555, 0, mtime, self.owner.uid, self.owner.gid)
+            }
+            (Loc::Mirror(_), _) => unreachable!("a mirror is stat'd from its meta"),
         };
         let stat = Stat {
             ty: 0,
@@ -393,7 +594,7 @@ impl Tree {
             atime: mtime,
             mtime,
             length,
-            name,
+            name: &name,
             uid: &self.owner.name,
             gid: &self.owner.name,
             muid: &self.owner.name,
@@ -442,7 +643,7 @@ mod tests {
 
     fn tree() -> Tree {
         let roots = vec![("claude".to_string(), PathBuf::from("/h/.claude")), ("omp".to_string(), PathBuf::from("/h/.omp"))];
-        Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 }, &roots)
+        Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 }, &roots, std::path::Path::new("/proc"))
     }
 
     #[test]
@@ -512,7 +713,7 @@ mod tests {
     #[test]
     fn static_children_are_sorted_by_name() {
         let t = tree();
-        for d in [0u16, 2, 3, 8] {
+        for d in [0u16, 2, 3, 8, ACTIVE] {
             let names: Vec<Vec<u8>> = t.static_children(d).iter().map(|l| t.name(l).to_vec()).collect();
             let mut sorted = names.clone();
             sorted.sort();

@@ -1,0 +1,171 @@
+//! Facts: what a derived view knows about the disk, and what it still needs.
+//!
+//! The derived views (`/active`, later `chat/`) must never block the loop,
+//! but their logic — find the agents, resolve a session through a ladder of
+//! routes, derive a field — is a chain of "read this, then depending on it
+//! read that". Writing each chain as a hand-rolled state machine would bury
+//! the logic in plumbing, so it is written sans-I/O instead: a pure function
+//! takes the `Facts` gathered so far and either answers or lists the
+//! `Want`s it is missing. The server fetches every missing want through the
+//! ring at once, adds them to the facts, and calls the function again; a
+//! test calls it with facts read synchronously from a fixture directory.
+//! Re-running a cheap pure function a few times is the price of logic that
+//! reads like the design and is tested without a ring.
+//!
+//! ```
+//! use nineagents::facts::{Facts, Root, Want};
+//! let mut facts = Facts::default();
+//! let mut needs = Vec::new();
+//! assert!(facts.bytes(Root::Proc, b"1/cmdline", &mut needs).is_none());
+//! facts.insert(needs.pop().unwrap(), Ok(nineagents::facts::Fact::Bytes(b"claude\0".to_vec())));
+//! assert_eq!(facts.bytes(Root::Proc, b"1/cmdline", &mut needs), Some(&b"claude\0"[..]));
+//! ```
+
+use std::collections::HashMap;
+
+use crate::tree::Meta;
+
+/// The bytes a `Want::Bytes` reads at most. Every file the derived views
+/// read whole (a /proc file, a registry record, a transcript's head) is
+/// small; one that is larger is read only this far, and the caller treats
+/// a full buffer as "too large" where a whole file was needed.
+pub const SLURP_BYTES_MAX: u32 = 64 * 1024;
+
+/// Where a wanted path lives: the `--proc` directory, or a harness's base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Root {
+    Proc,
+    Harness(u8),
+}
+
+/// One thing a derived view needs from the disk. Paths are relative to the
+/// root, composed by the view from fixed parts and checked names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Want {
+    /// The first `SLURP_BYTES_MAX` bytes of a regular file.
+    Bytes { root: Root, rel: Vec<u8> },
+    /// A directory's names (without `.`, `..`), with inode and d_type.
+    List { root: Root, rel: Vec<u8> },
+    /// A symlink's target (readlink, inline: /proc's fd links and cwd).
+    Link { root: Root, rel: Vec<u8> },
+    /// A file's meta (statx, no symlinks followed).
+    Meta { root: Root, rel: Vec<u8> },
+}
+
+/// One directory entry of a `Want::List`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub name: Vec<u8>,
+    pub ino: u64,
+    pub d_type: u8,
+}
+
+/// What the disk answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fact {
+    Bytes(Vec<u8>),
+    Names(Vec<Name>),
+    Link(Vec<u8>),
+    Meta(Meta),
+}
+
+/// The facts gathered so far; a want that failed holds its errno.
+#[derive(Default, Debug)]
+pub struct Facts {
+    map: HashMap<Want, Result<Fact, i32>>,
+}
+
+impl Facts {
+    pub fn insert(&mut self, want: Want, fact: Result<Fact, i32>) {
+        self.map.insert(want, fact);
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// `None` and the want pushed to `needs` when not yet known; `Some`
+    /// of the answer (which may be an errno) once it is.
+    pub fn get(&self, want: Want, needs: &mut Vec<Want>) -> Option<&Result<Fact, i32>> {
+        match self.map.get(&want) {
+            Some(f) => Some(f),
+            None => {
+                if !needs.contains(&want) {
+                    needs.push(want);
+                }
+                None
+            }
+        }
+    }
+
+    /// A file's bytes once known (`None` while unknown). A file that could
+    /// not be read answers empty; `try_bytes` tells the error apart.
+    pub fn bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[u8]> {
+        match self.get(Want::Bytes { root, rel: rel.to_vec() }, needs)? {
+            Ok(Fact::Bytes(b)) => Some(b),
+            _ => Some(&[]),
+        }
+    }
+
+    /// A file's bytes, or `Err(errno)` when it could not be read.
+    pub fn try_bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Result<&[u8], i32>> {
+        Some(match self.get(Want::Bytes { root, rel: rel.to_vec() }, needs)? {
+            Ok(Fact::Bytes(b)) => Ok(b),
+            Ok(_) => Err(libc::EINVAL),
+            Err(e) => Err(*e),
+        })
+    }
+
+    /// A directory's names; an unreadable directory lists nothing.
+    pub fn names(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[Name]> {
+        match self.get(Want::List { root, rel: rel.to_vec() }, needs)? {
+            Ok(Fact::Names(n)) => Some(n),
+            _ => Some(&[]),
+        }
+    }
+
+    /// A link's target; `Some(None)` when there is none.
+    pub fn link(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Option<&[u8]>> {
+        match self.get(Want::Link { root, rel: rel.to_vec() }, needs)? {
+            Ok(Fact::Link(l)) => Some(Some(l)),
+            _ => Some(None),
+        }
+    }
+
+    /// A file's meta; `Some(None)` when it is not there.
+    pub fn meta(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Option<Meta>> {
+        match self.get(Want::Meta { root, rel: rel.to_vec() }, needs)? {
+            Ok(Fact::Meta(m)) => Some(Some(*m)),
+            _ => Some(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_fact_is_wanted_once_however_often_it_is_asked() {
+        let facts = Facts::default();
+        let mut needs = Vec::new();
+        assert!(facts.names(Root::Harness(1), b"sessions", &mut needs).is_none());
+        assert!(facts.names(Root::Harness(1), b"sessions", &mut needs).is_none());
+        assert_eq!(needs, vec![Want::List { root: Root::Harness(1), rel: b"sessions".to_vec() }]);
+    }
+
+    #[test]
+    fn a_failed_want_is_known_and_answers_empty() {
+        let mut facts = Facts::default();
+        let want = Want::Bytes { root: Root::Proc, rel: b"9/environ".to_vec() };
+        facts.insert(want, Err(libc::EACCES));
+        let mut needs = Vec::new();
+        assert_eq!(facts.bytes(Root::Proc, b"9/environ", &mut needs), Some(&[][..]));
+        assert_eq!(facts.try_bytes(Root::Proc, b"9/environ", &mut needs), Some(Err(libc::EACCES)));
+        assert!(needs.is_empty());
+    }
+}

@@ -1,6 +1,7 @@
 //! 9agents: every AI coding agent on a Linux machine, served as a read-only
 //! 9P2000 file tree. See docs/DESIGN.md for the architecture.
 
+pub mod active;
 pub mod client;
 pub mod errors;
 pub mod facts;

@@ -37,6 +37,7 @@
 //! file, one component at a time, so a symlink or a hostile id cannot
 //! reach outside the root.
 
+pub mod claude;
 pub mod paths;
 pub mod proc;
 

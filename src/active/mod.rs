@@ -38,6 +38,7 @@
 //! reach outside the root.
 
 pub mod claude;
+pub mod codex;
 pub mod head;
 pub mod paths;
 pub mod proc;

@@ -39,7 +39,9 @@
 
 pub mod claude;
 pub mod codex;
+pub mod dsh;
 pub mod head;
+pub mod omp;
 pub mod paths;
 pub mod proc;
 

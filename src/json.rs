@@ -39,7 +39,7 @@ use std::fmt;
 /// than costing an unbounded stack. The stack is a bitset, one bit a level.
 const DEPTH_MAX: usize = 256;
 const DEPTH_WORDS: usize = DEPTH_MAX / 64;
-const _: () = assert!(DEPTH_MAX % 64 == 0);
+const _: () = assert!(DEPTH_MAX.is_multiple_of(64));
 
 /// Why a value could not be read. Positions are byte offsets into the
 /// slice the function was given.
@@ -115,9 +115,7 @@ pub fn path_is(doc: &[u8], keys: &[&[u8]], want: &[u8]) -> bool {
 /// Whether the raw value `raw` is a JSON string equal to `want`.
 pub fn str_eq(raw: &[u8], want: &[u8]) -> bool {
     match raw {
-        [b'"', body @ .., b'"'] if raw.len() >= 2 && memchr::memchr(b'\\', body).is_none() => {
-            body == want
-        }
+        [b'"', body @ .., b'"'] if raw.len() >= 2 && memchr::memchr(b'\\', body).is_none() => body == want,
         _ => string(raw).is_ok_and(|s| s == want),
     }
 }

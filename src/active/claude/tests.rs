@@ -70,7 +70,9 @@ fn a_record_that_is_not_json_is_refused() {
     ] {
         assert_eq!(parse_registry(bad), Err(Why::NotJson), "{:?}", String::from_utf8_lossy(bad));
     }
+    assert_eq!(parse_registry(b"\xff\xfe{\x00}"), Err(Why::NotJson));
     assert_eq!(parse_registry(b"{}"), Err(Why::NoSessionId));
+    assert_eq!(parse_registry(b"{\"sessionId\":\"\xc3\xa9\",\"cwd\":\"/x\"}"), Err(Why::BadSessionId));
     assert_eq!(parse_registry(br#"{"sessionId":"s"}"#), Err(Why::NoCwd));
 }
 
@@ -215,4 +217,12 @@ fn fuzzed_records_never_panic() {
             let _ = claude_project_dir(&reg.cwd);
         }
     }
+}
+
+#[test]
+fn a_fifo_where_the_record_should_be_reads_as_nothing_and_is_refused() {
+    // The server never reads a FIFO (it opens records O_NONBLOCK and reads
+    // regular files only); what reaches this function is an empty buffer.
+    assert_eq!(parse_registry(b""), Err(Why::NotJson));
+    assert_eq!(parse_registry(b"   \n"), Err(Why::NotJson));
 }

@@ -1145,3 +1145,30 @@ impl Conn {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Interop scripts (py9p, from the PyPI package p9fs).
+
+/// The interpreter the interop scripts run under (`PYTHON`, else python3).
+pub fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Is py9p importable? If not: fail on CI (`CI` set, where `.ci/run`
+/// installs it), else say on stderr how to get it, and the test passes.
+pub fn py9p_available() -> bool {
+    let probe = Command::new(python()).args(["-B", "-c", "import py9p.py9p, p9fs"]).output();
+    let ok = probe.as_ref().is_ok_and(|o| o.status.success());
+    if !ok {
+        let why = match &probe {
+            Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+            Err(e) => format!("{}: {e}", python()),
+        };
+        assert!(std::env::var_os("CI").is_none(), "CI is set but py9p cannot be imported ({why}); .ci/run should have run `pip install p9fs`");
+        // Straight to fd 2, past the test harness's capture, so a passing
+        // run still says it skipped.
+        let line = format!("interop: skipped: pip install p9fs (py9p cannot be imported: {})\n", why.trim());
+        let _ = io::Write::write_all(&mut io::stderr(), line.as_bytes());
+    }
+    ok
+}

@@ -42,8 +42,8 @@ pub enum Root {
 /// root, composed by the view from fixed parts and checked names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Want {
-    /// The first `SLURP_BYTES_MAX` bytes of a regular file.
-    Bytes { root: Root, rel: Vec<u8> },
+    /// The first `max` bytes of a regular file (at most `SLURP_BYTES_MAX`).
+    Bytes { root: Root, rel: Vec<u8>, max: u32 },
     /// A directory's names (without `.`, `..`), with inode and d_type.
     List { root: Root, rel: Vec<u8> },
     /// A symlink's target (readlink, inline: /proc's fd links and cwd).
@@ -105,7 +105,13 @@ impl Facts {
     /// A file's bytes once known (`None` while unknown). A file that could
     /// not be read answers empty; `try_bytes` tells the error apart.
     pub fn bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[u8]> {
-        match self.get(Want::Bytes { root, rel: rel.to_vec() }, needs)? {
+        self.bytes_upto(root, rel, SLURP_BYTES_MAX, needs)
+    }
+
+    /// `bytes`, reading at most `max` bytes (a command line, a head).
+    pub fn bytes_upto(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
+        let max = max.min(SLURP_BYTES_MAX);
+        match self.get(Want::Bytes { root, rel: rel.to_vec(), max }, needs)? {
             Ok(Fact::Bytes(b)) => Some(b),
             _ => Some(&[]),
         }
@@ -113,7 +119,7 @@ impl Facts {
 
     /// A file's bytes, or `Err(errno)` when it could not be read.
     pub fn try_bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Result<&[u8], i32>> {
-        Some(match self.get(Want::Bytes { root, rel: rel.to_vec() }, needs)? {
+        Some(match self.get(Want::Bytes { root, rel: rel.to_vec(), max: SLURP_BYTES_MAX }, needs)? {
             Ok(Fact::Bytes(b)) => Ok(b),
             Ok(_) => Err(libc::EINVAL),
             Err(e) => Err(*e),
@@ -161,7 +167,7 @@ mod tests {
     #[test]
     fn a_failed_want_is_known_and_answers_empty() {
         let mut facts = Facts::default();
-        let want = Want::Bytes { root: Root::Proc, rel: b"9/environ".to_vec() };
+        let want = Want::Bytes { root: Root::Proc, rel: b"9/environ".to_vec(), max: SLURP_BYTES_MAX };
         facts.insert(want, Err(libc::EACCES));
         let mut needs = Vec::new();
         assert_eq!(facts.bytes(Root::Proc, b"9/environ", &mut needs), Some(&[][..]));

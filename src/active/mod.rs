@@ -38,6 +38,7 @@
 //! reach outside the root.
 
 pub mod claude;
+pub mod derive;
 pub mod codex;
 pub mod dsh;
 pub mod head;

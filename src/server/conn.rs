@@ -64,6 +64,8 @@ pub enum Opened {
     File(Rc<OwnedFd>),
     /// A directory, listed at Topen; a 9P2000 read walks this snapshot.
     Dir(Rc<Vec<DirEntry>>),
+    /// Derived text (an /active field), computed at Topen.
+    Text(Rc<Vec<u8>>),
 }
 
 /// A fid's state: the node it names, whether it is a directory, and once

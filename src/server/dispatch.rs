@@ -222,7 +222,15 @@ fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
         (Some(e), _) => err(conn, ctx, tag, e),
         (None, None) => err(conn, ctx, tag, Error::NotFound),
         (None, Some(loc)) => {
-            let job = Job::Open { fid, loc, stage: OpenStage::Look, qid: Default::default(), pending: Vec::new(), entries: Vec::new() };
+            let job = Job::Open {
+                fid,
+                loc,
+                stage: OpenStage::Look,
+                qid: Default::default(),
+                pending: Vec::new(),
+                entries: Vec::new(),
+                scanned: false,
+            };
             return After::Park(tag, job);
         }
     }
@@ -246,6 +254,7 @@ fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
         Some(Opened::File(file)) => return After::ParkRead { tag, fid, file, offset, count },
         Some(Opened::Dir(entries)) => read_dir(ctx, conn, tag, fid, &entries, offset, count),
         Some(Opened::Fact) => read_fact(ctx, conn, tag, fid, offset, count),
+        Some(Opened::Text(text)) => read_text(ctx, conn, tag, &text, offset, count),
     }
     After::Continue
 }
@@ -268,6 +277,13 @@ fn read_fact(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, co
             err(conn, ctx, tag, e);
         }
     }
+}
+
+/// A read of derived text snapshotted at Topen.
+fn read_text(ctx: &mut Ctx, conn: &mut Conn, tag: u16, text: &[u8], offset: u64, count: u32) {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
+    let end = start.saturating_add(count as usize).min(text.len());
+    conn.reply(tag, &Rmsg::Read { data: &text[start..end] }, ctx.cfg.trace);
 }
 
 /// A 9P2000 directory read: whole stat entries only, from offset 0 or

@@ -58,7 +58,7 @@ impl Server {
                 continue;
             };
             let kind = match want {
-                Want::Bytes { .. } => Kind::Slurp(SLURP_BYTES_MAX),
+                Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
                 Want::Meta { .. } => Kind::Look,
                 Want::List { .. } => Kind::Read,
                 Want::Link { .. } => unreachable!("answered above"),
@@ -76,7 +76,12 @@ impl Server {
         for (want, mut p) in std::mem::take(&mut g.wants).into_iter().zip(probes) {
             let fact = match (&want, p.result.unwrap_or(Err(libc::ENOENT))) {
                 (_, Err(e)) => Err(e),
-                (Want::Bytes { .. }, Ok(_)) => Ok(Fact::Bytes(std::mem::take(&mut p.data))),
+                (Want::Bytes { .. }, Ok(_)) => {
+                    // The read buffer was sized for the most; keep what came.
+                    let mut data = std::mem::take(&mut p.data);
+                    data.shrink_to_fit();
+                    Ok(Fact::Bytes(data))
+                }
                 (Want::Meta { .. }, Ok(m)) => Ok(Fact::Meta(m)),
                 (Want::List { .. }, Ok(m)) if !m.is_dir() => Err(libc::ENOTDIR),
                 (Want::List { .. }, Ok(_)) => match p.fd.take() {
@@ -97,7 +102,7 @@ impl Server {
 
     /// Where a want's path lives, or `None` when the path may not be read.
     fn want_backing(&self, want: &Want) -> Option<Backing> {
-        let (Want::Bytes { root, rel } | Want::List { root, rel } | Want::Meta { root, rel } | Want::Link { root, rel }) =
+        let (Want::Bytes { root, rel, .. } | Want::List { root, rel } | Want::Meta { root, rel } | Want::Link { root, rel }) =
             want;
         let base = match root {
             Root::Proc => self.tree.proc_base().clone(),

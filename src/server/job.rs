@@ -14,7 +14,9 @@ use std::rc::Rc;
 use crate::errors::Error;
 use crate::proto::{self, Qid, Rmsg, WalkQids};
 use crate::ring::{Completion, Sub};
-use crate::tree::{exclude, Attr, Loc, Meta, Part, Presence};
+use crate::tree::{exclude, Attr, Field, Loc, Meta, Part, Presence};
+
+use super::gather::Gathering;
 
 use super::conn::{DirEntry, Fid, Opened};
 use super::probe::{Kind, Probe, Target};
@@ -47,8 +49,30 @@ pub enum Job {
         /// entries already known without the disk.
         pending: Vec<Loc>,
         entries: Vec<DirEntry>,
+        /// Whether the agents were scanned for this listing (`/active`).
+        scanned: bool,
     },
     Read { fid: u32, file: Rc<OwnedFd> },
+    /// A derivation over facts gathered through the ring (`gather`).
+    Gather { d: Derivation, g: Gathering },
+}
+
+/// What a gathering derives, and for whom.
+#[derive(Clone, Copy)]
+pub enum Derivation {
+    /// The scan of the agents (an internal request: no client waits on
+    /// it directly; requests that need it wait in `scan_waiters`).
+    Scan,
+    /// One agent's fields, for a stat, an open, or a listing of its
+    /// directory.
+    Fields { slot: u32, gen: u32, purpose: Purpose },
+}
+
+#[derive(Clone, Copy)]
+pub enum Purpose {
+    Stat(Field),
+    Open { fid: u32, field: Field },
+    List { fid: u32 },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,6 +86,10 @@ pub enum OpenStage {
 }
 
 pub struct Req {
+    /// An internal request (the scan) answers no client; it is wanted
+    /// until it has finished.
+    pub internal: bool,
+    pub finished: bool,
     pub conn: usize,
     pub conn_gen: u32,
     pub tag: u16,
@@ -75,18 +103,38 @@ pub struct Req {
 }
 
 /// A job's answer, or that it is waiting on more operations.
-enum Step {
+pub(super) enum Step {
+    /// An internal request is done (it answers no client).
+    Finished,
     Wait,
     /// Wait for the next scan of the agents.
     Scan,
     Answer(Result<Reply, Error>),
 }
 
-enum Reply {
+pub(super) enum Reply {
     Walk { newfid: u32, fid: u32, qids: Vec<Qid>, bind: Option<(Loc, bool)> },
     Stat { loc: Loc, attr: Attr },
     Open { fid: u32, qid: Qid, opened: Opened },
     Read { bytes: Vec<u8> },
+}
+
+impl Req {
+    /// A request of the daemon's own, answering no client (the scan).
+    pub(super) fn internal(gen: u32, job: Job) -> Req {
+        Req {
+            internal: true,
+            finished: false,
+            conn: usize::MAX,
+            conn_gen: 0,
+            tag: crate::proto::NOTAG,
+            gen,
+            job,
+            probes: Vec::new(),
+            in_flight: 0,
+            dir: None,
+        }
+    }
 }
 
 impl Server {
@@ -95,6 +143,8 @@ impl Server {
         self.next_req_gen = self.next_req_gen.wrapping_add(1);
         let conn = &mut self.conns[idx];
         let req = Req {
+            internal: false,
+            finished: false,
             conn: idx,
             conn_gen: conn.gen,
             tag,
@@ -115,6 +165,11 @@ impl Server {
         let req = &mut self.reqs[key];
         match &mut req.job {
             Job::Walk(w) => walk_next(&self.tree, w, &mut req.probes),
+            Job::Stat { loc: Loc::Agent { slot, gen, part: Part::Field(field) } } => {
+                let d = Derivation::Fields { slot: *slot, gen: *gen, purpose: Purpose::Stat(*field) };
+                req.job = Job::Gather { d, g: Gathering::default() };
+                self.gather_step(key)
+            }
             Job::Stat { loc } => match self.tree.presence(loc) {
                 Presence::Always => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Skeleton })),
                 Presence::Absent => Step::Answer(Err(Error::NotFound)),
@@ -123,6 +178,18 @@ impl Server {
                     Step::Wait
                 }
             },
+            Job::Open { fid, loc: Loc::Agent { slot, gen, part }, .. } if *part != Part::Transcript => {
+                if self.tree.agents.get(*slot, *gen).is_none() {
+                    return Step::Answer(Err(Error::NotFound));
+                }
+                let purpose = match part {
+                    Part::Field(field) => Purpose::Open { fid: *fid, field: *field },
+                    _ => Purpose::List { fid: *fid },
+                };
+                let d = Derivation::Fields { slot: *slot, gen: *gen, purpose };
+                req.job = Job::Gather { d, g: Gathering::default() };
+                self.gather_step(key)
+            }
             Job::Open { loc, .. } => match self.tree.presence(loc) {
                 Presence::Absent => Step::Answer(Err(Error::NotFound)),
                 Presence::Always => self.open_static(key),
@@ -133,12 +200,14 @@ impl Server {
             },
             // A read submits its own operation when parked (`park_read`).
             Job::Read { .. } => Step::Wait,
+            Job::Gather { .. } => self.gather_step(key),
         }
     }
 
     /// After a step: submit new probes, or answer.
-    fn settle(&mut self, key: usize, step: Step) {
+    pub(super) fn settle(&mut self, key: usize, step: Step) {
         match step {
+            Step::Finished => self.reqs[key].finished = true,
             Step::Wait => self.start_probes(key),
             Step::Scan => self.wait_for_scan(key),
             Step::Answer(result) => self.answer(key, result),
@@ -210,6 +279,17 @@ impl Server {
             },
             Job::Open { .. } => self.open_resumed(key, probes),
             Job::Read { .. } => Step::Wait,
+            Job::Gather { g, .. } => {
+                let mut g = std::mem::take(g);
+                let close = self.absorb(&mut g, probes);
+                for fd in close {
+                    self.ring.submit(Token::Discard, Sub::Close { fd });
+                }
+                if let Job::Gather { g: slot, .. } = &mut self.reqs[key].job {
+                    *slot = g;
+                }
+                self.gather_step(key)
+            }
         }
     }
 }
@@ -225,6 +305,8 @@ impl Server {
         let mut buf = Vec::with_capacity(count as usize + 11);
         proto::rread_begin(&mut buf, tag);
         let req = Req {
+            internal: false,
+            finished: false,
             conn: idx,
             conn_gen: conn.gen,
             tag,
@@ -257,6 +339,9 @@ impl Server {
     /// a live connection?
     fn wanted(&self, key: usize) -> bool {
         let req = &self.reqs[key];
+        if req.internal {
+            return !req.finished;
+        }
         self.conns.get(req.conn).is_some_and(|c| c.gen == req.conn_gen && c.parked.get(&req.tag) == Some(&key))
     }
 
@@ -441,11 +526,28 @@ impl Server {
     /// Topen of a skeleton node: a fact opens at once; a directory lists its
     /// skeleton children, asking the disk about those that live there.
     fn open_static(&mut self, key: usize) -> Step {
-        let Job::Open { fid, loc: Loc::Static(i), .. } = &self.reqs[key].job else { unreachable!() };
+        let Job::Open { fid, loc: Loc::Static(i), scanned, .. } = &mut self.reqs[key].job else { unreachable!() };
         let (fid, i) = (*fid, *i);
         if !self.tree.static_is_dir(i) {
             let qid = self.tree.static_qid(i);
             return Step::Answer(Ok(Reply::Open { fid, qid, opened: Opened::Fact }));
+        }
+        // A listing of /active or of a harness under it rescans first.
+        let active = i == crate::tree::ACTIVE || self.tree.active_harness(i).is_some();
+        if active && !*scanned {
+            *scanned = true;
+            return Step::Scan;
+        }
+        if let Some(h) = self.tree.active_harness(i) {
+            let entries = self
+                .tree
+                .agents
+                .of_harness(h)
+                .into_iter()
+                .map(|(_, slot, gen)| DirEntry { loc: Loc::Agent { slot, gen, part: Part::Dir }, attr: Attr::Skeleton })
+                .collect();
+            let qid = self.tree.static_qid(i);
+            return Step::Answer(Ok(Reply::Open { fid, qid, opened: Opened::Dir(Rc::new(entries)) }));
         }
         self.list_static(key, i)
     }
@@ -535,7 +637,7 @@ impl Server {
         let dirfd = fd.as_raw_fd();
         let req = &mut self.reqs[key];
         req.dir = Some(fd);
-        let Job::Open { fid, loc: Loc::Mirror(place), stage, qid, pending, entries } = &mut req.job else {
+        let Job::Open { fid, loc: Loc::Mirror(place), stage, qid, pending, entries, .. } = &mut req.job else {
             unreachable!("only a mirror lists a directory on disk")
         };
         *qid = m.qid();

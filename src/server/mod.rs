@@ -14,6 +14,7 @@
 
 pub mod conn;
 pub mod dispatch;
+mod derived;
 mod dirents;
 mod gather;
 mod job;
@@ -87,6 +88,8 @@ pub struct Server {
     open_files: usize,
     /// Requests waiting for the scan of the agents in flight.
     scan_waiters: Vec<(usize, u32)>,
+    /// Whether a scan is in flight.
+    scanning: bool,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -106,6 +109,7 @@ impl Server {
             dirty: Vec::new(),
             open_files: 0,
             scan_waiters: Vec::new(),
+            scanning: false,
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -415,12 +419,6 @@ impl Server {
         let signo = buf.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         log::info!("signal {signo}: stopping");
         self.stop();
-    }
-
-    /// Start a scan of the agents unless one is running.
-    fn start_scan(&mut self) {
-        // Until the scan lands, the table is what it is: answer the waiters.
-        self.wake_scan_waiters();
     }
 
     /// Stop accepting, unpost, and hang up on everyone.

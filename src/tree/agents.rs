@@ -77,6 +77,16 @@ impl Agents {
             .collect()
     }
 
+    /// The agents whose session is resolved, by pid and starttime: a scan
+    /// does not ask them again.
+    pub fn resolved(&self) -> Vec<(u32, u64)> {
+        self.slots
+            .iter()
+            .filter(|(_, a)| a.session.as_ref().is_some_and(|s| !s.id.is_empty() || s.via == "none"))
+            .map(|(_, a)| (a.found.pid, a.found.starttime))
+            .collect()
+    }
+
     /// The slot of a live agent of `harness` with `pid`.
     pub fn find(&self, harness: u8, pid: u32) -> Option<(u32, u32)> {
         let &slot = self.by_pid.get(&pid)?;

@@ -422,6 +422,11 @@ impl Tree {
         }
     }
 
+    /// When the daemon started, Unix seconds: the mtime of what it derives.
+    pub fn started_unix(&self) -> u32 {
+        self.started_unix
+    }
+
     /// The `--proc` directory, as the base of `facts::Root::Proc`.
     pub fn proc_base(&self) -> &CString {
         &self.proc_base

@@ -1,0 +1,364 @@
+//! The `/active` derivations, sans I/O: the scan of `<proc>` with each new
+//! agent's session resolved, and the fields of one agent. Each is a pure
+//! function over the facts gathered so far (`crate::facts`) that answers,
+//! or pushes what it still wants and returns `None`; the server fetches the
+//! wants through the ring and calls again. The routes themselves are the
+//! pure functions of the sibling modules; this file is the order they run
+//! in and the files they read.
+
+use std::collections::BTreeMap;
+
+use crate::facts::{Facts, Name, Root, Want};
+use crate::tree::agents::{Found, Session};
+use crate::tree::{Field, HARNESSES};
+
+use super::{claude, codex, dsh, head, omp, paths, proc, Harness, Via};
+
+/// Bytes of `<proc>/<pid>/cmdline` read to classify a process: argv[0]
+/// and the daemon words come first; a longer command line is classified by
+/// its first 16 KiB.
+pub const CMDLINE_BYTES_MAX: u32 = 16 * 1024;
+/// Bytes of a `stat` file (a few hundred in practice).
+pub const STAT_BYTES_MAX: u32 = 4 * 1024;
+/// Bytes of a transcript's head read for its title, model and cwd.
+pub const HEAD_BYTES_MAX: u32 = 64 * 1024;
+/// Open fds of one process followed by the fd routes; past it the rest
+/// are not looked at (an agent holds its transcript among its first fds).
+pub const FDS_MAX: usize = 4096;
+
+/// What the derivations need to know besides the facts.
+#[derive(Clone, Debug, Default)]
+pub struct Ctx {
+    /// The daemon's own pid: its ancestry is never listed.
+    pub own_pid: u32,
+    /// Each harness's base as the kernel spells it (resolved), to match
+    /// the targets of fd links; `None` when it does not exist.
+    pub real_bases: [Option<Vec<u8>>; 5],
+    /// `$HOME` and the temp dir, resolved (omp names its stores by them).
+    pub home: Vec<u8>,
+    pub tmp: Vec<u8>,
+    /// Agents already resolved, by pid and starttime: not asked again.
+    pub resolved: Vec<(u32, u64)>,
+}
+
+/// One agent the scan found, and its session when it resolved one now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scanned {
+    pub found: Found,
+    pub session: Option<Session>,
+}
+
+/// The tree's index of a harness (its position in `HARNESSES`).
+pub fn harness_index(h: Harness) -> u8 {
+    HARNESSES.iter().position(|n| *n == h.as_str()).expect("every harness is in HARNESSES") as u8
+}
+
+fn harness_of(index: u8) -> Harness {
+    *Harness::ALL.iter().find(|h| harness_index(**h) == index).expect("a valid harness index")
+}
+
+fn pid_rel(pid: u32, file: &str) -> Vec<u8> {
+    format!("{pid}/{file}").into_bytes()
+}
+
+/// Scan `<proc>`: every process classified as an agent, not of our own
+/// ancestry, with its starttime; and for each not yet resolved, its session.
+pub fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Scanned>> {
+    let listing = facts.names(Root::Proc, b"", needs)?;
+    let pids: Vec<u32> = listing.iter().filter_map(|n| pid_of(&n.name)).collect();
+    let mut candidates = Vec::new();
+    let mut waiting = false;
+    for &pid in &pids {
+        let Some(cmdline) = facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, needs) else {
+            waiting = true;
+            continue;
+        };
+        if let Some(h) = proc::classify(cmdline) {
+            candidates.push((pid, h));
+        }
+    }
+    let ancestry = ancestry(ctx.own_pid, facts, needs);
+    if waiting {
+        return None;
+    }
+    let ancestry = ancestry?;
+    let mut out = Vec::new();
+    let mut complete = true;
+    for (pid, h) in candidates {
+        if ancestry.contains(&pid) {
+            continue;
+        }
+        let Some(stat) = facts.bytes_upto(Root::Proc, &pid_rel(pid, "stat"), STAT_BYTES_MAX, needs) else {
+            complete = false;
+            continue;
+        };
+        let Some(st) = proc::parse_pid_stat(stat) else { continue };
+        if matches!(st.state, b'Z' | b'X') {
+            continue;
+        }
+        let found = Found { harness: harness_index(h), pid, starttime: st.starttime_ticks };
+        let session = if ctx.resolved.contains(&(pid, st.starttime_ticks)) {
+            None
+        } else {
+            match resolve(ctx, &found, facts, needs) {
+                Some(s) => s,
+                None => {
+                    complete = false;
+                    continue;
+                }
+            }
+        };
+        out.push(Scanned { found, session });
+    }
+    complete.then_some(out)
+}
+
+fn pid_of(name: &[u8]) -> Option<u32> {
+    if name.is_empty() || name[0] == b'0' || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(name).ok()?.parse().ok()
+}
+
+/// The daemon's own pid and its ancestors, read parent by parent.
+fn ancestry(own: u32, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<u32>> {
+    let mut chain = vec![own];
+    let mut pid = own;
+    for _ in 0..proc::ANCESTRY_DEPTH_MAX {
+        let stat = facts.bytes_upto(Root::Proc, &pid_rel(pid, "stat"), STAT_BYTES_MAX, needs)?;
+        let Some(ppid) = proc::parse_pid_stat(stat).map(|s| s.ppid) else { break };
+        if ppid == 0 || chain.contains(&ppid) {
+            break;
+        }
+        chain.push(ppid);
+        pid = ppid;
+    }
+    Some(chain)
+}
+
+/// Resolve an agent's session through its harness's routes, in order.
+/// `Some(None)` when no route answered (asked again next scan).
+pub fn resolve(ctx: &Ctx, found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<Session>> {
+    let h = harness_of(found.harness);
+    let cwd = facts.link(Root::Proc, &pid_rel(found.pid, "cwd"), needs)?.map(<[u8]>::to_vec);
+    for via in h.routes() {
+        let got = match via {
+            Via::Registry => route_registry(found, facts, needs)?,
+            Via::Fd => route_fd(ctx, h, found, facts, needs)?,
+            Via::Dir => route_omp_dir(ctx, cwd.as_deref(), facts, needs)?,
+            Via::Lock => route_codex_lock(found, facts, needs)?,
+            Via::None => None,
+        };
+        let Some((id, rel)) = got else { continue };
+        if !believed(h, found, &rel, cwd.as_deref(), facts, needs)? {
+            continue;
+        }
+        return Some(Some(Session { id, via: via.as_str(), transcript: Some(rel) }));
+    }
+    if h == Harness::Hermes {
+        return Some(Some(Session { id: Vec::new(), via: Via::None.as_str(), transcript: None }));
+    }
+    Some(None)
+}
+
+/// A resolved transcript is believed when its head's cwd (where it
+/// records one) is the process's.
+fn believed(h: Harness, found: &Found, rel: &[u8], cwd: Option<&[u8]>, facts: &Facts, needs: &mut Vec<Want>) -> Option<bool> {
+    let head_bytes = facts.bytes_upto(Root::Harness(found.harness), rel, HEAD_BYTES_MAX, needs)?;
+    let recorded = head::read_head(h, head_bytes, None).and_then(|hd| hd.cwd);
+    Some(!matches!(head::check_cwd(recorded.as_deref(), cwd), head::CwdCheck::Mismatch))
+}
+
+fn route_registry(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+    let rel = format!("sessions/{}.json", found.pid).into_bytes();
+    let record = facts.bytes(Root::Harness(found.harness), &rel, needs)?;
+    let Ok(reg) = claude::parse_registry(record) else { return Some(None) };
+    if claude::check_registry(&reg, found.pid, found.starttime).is_err() {
+        return Some(None);
+    }
+    let dir = match claude::claude_project_dir(&reg.cwd) {
+        claude::ProjectDir::Exact(d) => d,
+        claude::ProjectDir::Long { prefix } => {
+            // The session id, not the hash, decides which long dir it is.
+            let names: Vec<Name> = facts.names(Root::Harness(found.harness), b"projects", needs)?.to_vec();
+            let mut hit = None;
+            for n in names.iter().filter(|n| claude::long_dir_matches(&n.name, &prefix)) {
+                let Some(rel) = claude::transcript_rel(&n.name, &reg.session_id) else { continue };
+                if facts.meta(Root::Harness(found.harness), &rel, needs)?.is_some() {
+                    hit = Some(n.name.clone());
+                }
+            }
+            match hit {
+                Some(d) => d,
+                None => return Some(None),
+            }
+        }
+    };
+    let Some(rel) = claude::transcript_rel(&dir, &reg.session_id) else { return Some(None) };
+    Some(Some((reg.session_id, rel)))
+}
+
+/// The targets of a process's fd links, at most `FDS_MAX`.
+fn fd_targets(pid: u32, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Vec<u8>>> {
+    let fds: Vec<Name> = facts.names(Root::Proc, &pid_rel(pid, "fd"), needs)?.iter().take(FDS_MAX).cloned().collect();
+    let mut targets = Vec::new();
+    let mut waiting = false;
+    for fd in fds {
+        let mut rel = pid_rel(pid, "fd/");
+        rel.extend_from_slice(&fd.name);
+        match facts.link(Root::Proc, &rel, needs) {
+            None => waiting = true,
+            Some(Some(t)) => targets.push(t.to_vec()),
+            Some(None) => {}
+        }
+    }
+    (!waiting).then_some(targets)
+}
+
+fn route_fd(ctx: &Ctx, h: Harness, found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+    let Some(root) = ctx.real_bases[found.harness as usize].as_deref() else { return Some(None) };
+    let targets = fd_targets(found.pid, facts, needs)?;
+    let refs: Vec<&[u8]> = targets.iter().map(Vec::as_slice).collect();
+    let hit = match h {
+        Harness::Codex => codex::fd_rollouts(&refs, root).first().map(|r| (r.id.to_vec(), r.rel.to_vec())),
+        Harness::Dsh => dsh::fd_sessions(&refs, root).first().map(|s| (s.id.to_vec(), s.rel.to_vec())),
+        Harness::Omp => {
+            let found_omp = omp::fd_transcripts(&refs, root);
+            let mut dated = Vec::new();
+            for t in &found_omp {
+                let m = facts.meta(Root::Harness(found.harness), t.rel, needs)?;
+                dated.push((*t, m.map_or(0, |m| m.mtime.max(0) as u64)));
+            }
+            omp::newest(&dated).map(|t| (t.id.to_vec(), t.rel.to_vec()))
+        }
+        Harness::Claude | Harness::Hermes => None,
+    };
+    Some(hit.filter(|(_, rel)| paths::safe_rel(rel)))
+}
+
+fn route_omp_dir(ctx: &Ctx, cwd: Option<&[u8]>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+    let Some(cwd) = cwd else { return Some(None) };
+    let root = Root::Harness(harness_index(Harness::Omp));
+    for store in omp::store_dirs(cwd, &ctx.home, &ctx.tmp) {
+        let mut dir = b"agent/sessions/".to_vec();
+        dir.extend_from_slice(&store);
+        if !paths::safe_rel(&dir) {
+            continue;
+        }
+        let names: Vec<Name> = facts.names(root, &dir, needs)?.to_vec();
+        let mut dated = Vec::new();
+        for n in &names {
+            let mut rel = dir.clone();
+            rel.push(b'/');
+            rel.extend_from_slice(&n.name);
+            let m = facts.meta(root, &rel, needs)?;
+            dated.push((n.name.as_slice(), m.map_or(0, |m| m.mtime.max(0) as u64)));
+        }
+        if let Some(name) = omp::dir_pick(&dated) {
+            let Some(id) = omp::session_id(name) else { continue };
+            let mut rel = dir.clone();
+            rel.push(b'/');
+            rel.extend_from_slice(name);
+            return Some(Some((id.to_vec(), rel)));
+        }
+    }
+    Some(None)
+}
+
+fn route_codex_lock(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+    let root = Root::Harness(found.harness);
+    let locks = facts.bytes(Root::Proc, b"locks", needs)?;
+    let held = codex::held_write_flocks(locks, found.pid);
+    if held.is_empty() {
+        return Some(None);
+    }
+    let lock_names: Vec<Name> = facts.names(root, b"thread-writer-locks", needs)?.to_vec();
+    let files: Vec<(&[u8], u64)> =
+        lock_names.iter().filter_map(|n| Some((n.name.strip_suffix(b".lock")?, n.ino))).collect();
+    let mut threads = Vec::new();
+    for id in codex::locked_threads(&held, &files) {
+        let Some(ms) = codex::uuidv7_ms(id) else { continue };
+        for day in codex::rollout_day_dirs(ms) {
+            let mut dir = b"sessions/".to_vec();
+            dir.extend_from_slice(&day);
+            let names = facts.names(root, &dir, needs)?;
+            if let Some(name) = codex::rollout_in_listing(names.iter().map(|n| n.name.as_slice()), id) {
+                let mut rel = dir.clone();
+                rel.push(b'/');
+                rel.extend_from_slice(name);
+                threads.push((id.to_vec(), rel, ms));
+                break;
+            }
+        }
+    }
+    let mut heads = Vec::new();
+    for (_, rel, ms) in &threads {
+        let first = facts.bytes_upto(root, rel, HEAD_BYTES_MAX, needs)?;
+        let end = memchr::memchr(b'\n', first).unwrap_or(first.len());
+        heads.push(codex::Thread { first_record: &first[..end], newest: *ms });
+    }
+    let pick = codex::pick_thread(&heads);
+    Some(pick.map(|i| (threads[i].0.clone(), threads[i].1.clone())))
+}
+
+/// The fields of one agent, derived now: a field absent from the map is
+/// not served. `None` while facts are missing; `Some(None)` when the
+/// process is no longer the agent (gone, or its pid reused).
+pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<BTreeMap<Field, Vec<u8>>>> {
+    let stat = facts.bytes_upto(Root::Proc, &pid_rel(agent.pid, "stat"), STAT_BYTES_MAX, needs);
+    let btime = facts.bytes_upto(Root::Proc, b"stat", STAT_BYTES_MAX, needs);
+    let cwd = facts.link(Root::Proc, &pid_rel(agent.pid, "cwd"), needs);
+    let environ = facts.bytes(Root::Proc, &pid_rel(agent.pid, "environ"), needs);
+    let h = harness_of(agent.harness);
+    let registry = match h {
+        Harness::Claude => facts.bytes(Root::Harness(agent.harness), format!("sessions/{}.json", agent.pid).as_bytes(), needs),
+        _ => Some(&[][..]),
+    };
+    let transcript = session.and_then(|s| s.transcript.as_deref());
+    let head_bytes = match transcript {
+        Some(rel) => facts.bytes_upto(Root::Harness(agent.harness), rel, HEAD_BYTES_MAX, needs),
+        None => Some(&[][..]),
+    };
+    let index = match (h, session) {
+        (Harness::Codex, Some(s)) if !s.id.is_empty() => facts.bytes(Root::Harness(agent.harness), b"session_index.jsonl", needs),
+        _ => Some(&[][..]),
+    };
+    let (stat, btime, cwd, environ, registry, head_bytes, index) =
+        (stat?, btime?, cwd?, environ?, registry?, head_bytes?, index?);
+    if !proc::is_same_process(agent.starttime, stat) {
+        return Some(None);
+    }
+    let mut out = BTreeMap::new();
+    let line = |v: &[u8]| {
+        let mut t = v.to_vec();
+        t.push(b'\n');
+        t
+    };
+    out.insert(Field::Pid, line(agent.pid.to_string().as_bytes()));
+    if let Some(st) = proc::parse_pid_stat(stat) {
+        out.insert(Field::Ppid, line(st.ppid.to_string().as_bytes()));
+    }
+    if let Some(b) = proc::parse_btime(btime) {
+        out.insert(Field::Started, line(proc::started(b, agent.starttime).to_string().as_bytes()));
+    }
+    out.insert(Field::Cwd, cwd.map_or_else(Vec::new, line));
+    out.insert(Field::Zmx, proc::env_value(environ, b"ZMX_SESSION").map_or_else(Vec::new, line));
+    out.insert(Field::Session, session.map_or_else(Vec::new, |s| if s.id.is_empty() { Vec::new() } else { line(&s.id) }));
+    out.insert(Field::Via, line(session.map_or("none", |s| s.via).as_bytes()));
+    let reg = claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
+    let hd = head::read_head(h, head_bytes, None).unwrap_or_default();
+    let name = reg.as_ref().and_then(|r| r.name.clone()).or(hd.name);
+    out.insert(Field::Name, name.as_deref().map_or_else(Vec::new, line));
+    // codex names its threads in the session index; that is its title.
+    let indexed = session.and_then(|s| codex::thread_name(index, true, &s.id));
+    let title = indexed.or(hd.title);
+    out.insert(Field::Title, title.as_deref().map_or_else(Vec::new, line));
+    out.insert(Field::Model, hd.model.as_deref().map_or_else(Vec::new, line));
+    if let Some(status) = reg.and_then(|r| r.status) {
+        out.insert(Field::Status, line(&status));
+    }
+    Some(Some(out))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! Tests of the /active derivations against fixture process trees.

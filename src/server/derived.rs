@@ -1,0 +1,173 @@
+//! The derived views' jobs: the scan of the agents, and an agent's fields
+//! for a stat, an open or a listing. Each runs a derivation of
+//! `active::derive` over facts gathered through the ring (`gather`).
+
+use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
+
+use crate::active::derive::{self, Scanned};
+use crate::errors::Error;
+use crate::facts::{Root, Want};
+use crate::proto::{Qid, QTFILE};
+use crate::tree::{Attr, Field, Loc, Part};
+
+use super::conn::{DirEntry, Opened};
+use super::gather::{Gathering, GATHER_ROUNDS_MAX};
+use super::job::{Derivation, Job, Purpose, Reply, Req, Step};
+use super::Server;
+
+impl Server {
+    /// Start a scan of the agents unless one is running. Requests that need
+    /// it are in `scan_waiters` and resume when it lands.
+    pub(super) fn start_scan(&mut self) {
+        if self.scanning {
+            return;
+        }
+        self.scanning = true;
+        self.next_req_gen = self.next_req_gen.wrapping_add(1);
+        let req = Req::internal(self.next_req_gen, Job::Gather { d: Derivation::Scan, g: Gathering::default() });
+        let key = self.reqs.insert(req);
+        let step = self.gather_step(key);
+        self.settle(key, step);
+    }
+
+    /// Run the job's derivation; fetch what it wants, or finish.
+    pub(super) fn gather_step(&mut self, key: usize) -> Step {
+        loop {
+            let Job::Gather { d, g } = &mut self.reqs[key].job else { unreachable!("only a gathering gathers") };
+            let mut g = std::mem::take(g);
+            let d = *d;
+            g.rounds += 1;
+            if g.rounds > GATHER_ROUNDS_MAX {
+                log::warn!("a derivation wanted more than {GATHER_ROUNDS_MAX} rounds of reads; giving up");
+                return self.derivation_failed(d);
+            }
+            let mut needs = Vec::new();
+            let done = self.derive(&d, &g, &mut needs);
+            if let Some(step) = done {
+                return step;
+            }
+            let probes = self.plan_wants(&mut g, needs);
+            let req = &mut self.reqs[key];
+            req.probes = probes;
+            if let Job::Gather { g: slot, .. } = &mut req.job {
+                *slot = g;
+            }
+            if !req.probes.is_empty() {
+                return Step::Wait;
+            }
+        }
+    }
+
+    /// Run `d` over the facts: `Some` step when it answered.
+    fn derive(&mut self, d: &Derivation, g: &Gathering, needs: &mut Vec<Want>) -> Option<Step> {
+        match *d {
+            Derivation::Scan => {
+                let ctx = self.derive_ctx();
+                let scanned = derive::scan(&ctx, &g.facts, needs)?;
+                self.scan_landed(scanned);
+                Some(Step::Finished)
+            }
+            Derivation::Fields { slot, gen, purpose } => {
+                let Some(agent) = self.tree.agents.get(slot, gen) else {
+                    return Some(Step::Answer(Err(Error::NotFound)));
+                };
+                let (found, session) = (agent.found, agent.session.clone());
+                let transcript = session.as_ref().and_then(|s| s.transcript.clone());
+                let fields = derive::fields(&found, session.as_ref(), &g.facts, needs);
+                // A listing shows the transcript with its real size and time.
+                let meta = match (purpose, transcript) {
+                    (Purpose::List { .. }, Some(rel)) => g.facts.meta(Root::Harness(found.harness), &rel, needs)?,
+                    _ => None,
+                };
+                let Some(fields) = fields? else { return Some(Step::Answer(Err(Error::NotFound))) };
+                Some(Step::Answer(self.fields_answer(slot, gen, purpose, fields, meta)))
+            }
+        }
+    }
+
+    fn derivation_failed(&mut self, d: Derivation) -> Step {
+        match d {
+            Derivation::Scan => {
+                self.scan_landed(Vec::new());
+                Step::Finished
+            }
+            Derivation::Fields { .. } => Step::Answer(Err(Error::Io)),
+        }
+    }
+
+    /// The scan is back: the table becomes what it saw, and every request
+    /// that waited for it resumes.
+    fn scan_landed(&mut self, scanned: Vec<Scanned>) {
+        let found: Vec<_> = scanned.iter().map(|s| s.found).collect();
+        self.tree.agents.update(&found);
+        for s in scanned {
+            let Some(session) = s.session else { continue };
+            if let Some((slot, gen)) = self.tree.agents.find(s.found.harness, s.found.pid) {
+                if let Some(a) = self.tree.agents.get_mut(slot, gen) {
+                    a.session = Some(session);
+                }
+            }
+        }
+        self.scanning = false;
+        self.wake_scan_waiters();
+    }
+
+    fn derive_ctx(&self) -> derive::Ctx {
+        let real = |h: u8| {
+            let base = self.tree.harness_base(h)?;
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(base.as_bytes()));
+            std::fs::canonicalize(path).ok().map(|p| p.into_os_string().into_encoded_bytes())
+        };
+        let resolved = self.tree.agents.resolved();
+        derive::Ctx {
+            own_pid: std::process::id(),
+            real_bases: [real(0), real(1), real(2), real(3), real(4)],
+            home: std::env::var_os("HOME").map(|h| h.into_encoded_bytes()).unwrap_or_default(),
+            tmp: std::env::temp_dir().into_os_string().into_encoded_bytes(),
+            resolved,
+        }
+    }
+
+    /// Turn an agent's fields into the answer its request wanted.
+    fn fields_answer(
+        &self,
+        slot: u32,
+        gen: u32,
+        purpose: Purpose,
+        fields: std::collections::BTreeMap<Field, Vec<u8>>,
+        transcript: Option<crate::tree::Meta>,
+    ) -> Result<Reply, Error> {
+        let text_attr = |text: &[u8]| Attr::Text {
+            len: text.len() as u64,
+            version: crate::tree::text_version(&String::from_utf8_lossy(text)),
+            mtime: self.tree.started_unix(),
+        };
+        match purpose {
+            Purpose::Stat(field) => {
+                let text = fields.get(&field).ok_or(Error::NotFound)?;
+                Ok(Reply::Stat { loc: Loc::Agent { slot, gen, part: Part::Field(field) }, attr: text_attr(text) })
+            }
+            Purpose::Open { fid, field } => {
+                let text = fields.get(&field).ok_or(Error::NotFound)?;
+                let Attr::Text { version, .. } = text_attr(text) else { unreachable!() };
+                let path = self.tree.agent_qid_path(slot, gen, Part::Field(field));
+                let qid = Qid { ty: QTFILE, version, path };
+                Ok(Reply::Open { fid, qid, opened: Opened::Text(Rc::new(text.clone())) })
+            }
+            Purpose::List { fid } => {
+                let mut entries: Vec<DirEntry> = fields
+                    .iter()
+                    .map(|(f, text)| DirEntry { loc: Loc::Agent { slot, gen, part: Part::Field(*f) }, attr: text_attr(text) })
+                    .collect();
+                if let Some(m) = transcript {
+                    entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Transcript }, attr: Attr::Disk(m) });
+                }
+                let tree = &self.tree;
+                entries.sort_by(|a, b| tree.name(&a.loc).cmp(&tree.name(&b.loc)));
+                let qid = tree.skeleton_qid(&Loc::Agent { slot, gen, part: Part::Dir });
+                Ok(Reply::Open { fid, qid, opened: Opened::Dir(Rc::new(entries)) })
+            }
+        }
+    }
+}

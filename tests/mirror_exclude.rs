@@ -201,6 +201,24 @@ fn the_rules_ignore_case_and_spare_their_cousins() {
     }
 }
 
+#[test]
+fn names_the_walk_refuses_never_reach_the_disk_even_where_the_path_exists() {
+    let s = Scratch::new();
+    s.home_file(".hermes/a/b.txt", b"behind a slash\n");
+    s.home_file(".hermes/.ssh/id_ed25519", SECRET);
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.walk_path("/hermes", 1).qids();
+    let bad: [&[u8]; 8] = [b"a/b.txt", b"", b".", b"a/../a", b"./a", b"a\0b.txt", b".ssh/id_ed25519", b"/etc"];
+    for name in bad {
+        let r = c.walk_bytes(1, 2, &[name]);
+        assert!(r.is_error(), "walk of {:?} from /hermes: {r:?}", String::from_utf8_lossy(name));
+    }
+    let too_long = vec![b'a'; 256];
+    c.walk_bytes(1, 2, &[&too_long]).assert_error("File name too long");
+    assert_eq!(c.walk_ok(1, 2, &["a", "b.txt"]).len(), 2, "one name at a time is fine");
+}
+
 // ---------------------------------------------------------------------------
 // Symlinks.
 

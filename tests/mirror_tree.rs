@@ -71,6 +71,50 @@ fn a_mounted_file_a_read_at_an_offset_returns_the_bytes_there() {
 }
 
 #[test]
+fn a_mirrored_read_of_count_zero_is_empty_and_a_count_over_the_msize_is_clamped() {
+    let s = Scratch::new();
+    let long = long_transcript();
+    s.home_file(".hermes/logs/gateway.log", &long);
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.connect();
+    c.version(4096, "9P2000");
+    c.attach_ok(ROOT);
+    c.open_path("/hermes/logs/gateway.log", 1);
+    assert!(c.read_ok(1, 0, 0).is_empty());
+    let r = c.read(1, 10, u32::MAX);
+    assert_eq!(r.data(), &long[10..10 + (4096 - IOHDRSZ) as usize]);
+    assert!(r.bytes.len() <= 4096, "an Rread of {} bytes is over the msize", r.bytes.len());
+}
+
+#[test]
+fn a_mirrored_directory_read_from_an_offset_that_is_not_the_previous_end_is_an_error() {
+    let s = Scratch::new();
+    many(&s, 10);
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.open_path("/hermes/many", 1);
+    let first = c.read_ok(1, 0, 200);
+    assert!(!first.is_empty());
+    c.read(1, first.len() as u64 + 1, 200).assert_error("bad offset in directory read");
+    c.read(1, 1, 200).assert_error("bad offset in directory read");
+    assert_eq!(c.read_ok(1, 0, 200), first, "offset 0 starts again");
+}
+
+#[test]
+fn a_directory_larger_than_the_ring_lists_whole() {
+    let s = Scratch::new();
+    let dir = s.home_dir(".dsh/big");
+    for i in 0..3000 {
+        fs::write(dir.join(format!("{i:04}")), b"").unwrap();
+    }
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    let listed = c.list("/dsh/big", 1, SESSION_MSIZE - IOHDRSZ);
+    let expected: Vec<String> = (0..3000).map(|i| format!("{i:04}")).collect();
+    assert_eq!(listed.into_iter().map(|e| e.name).collect::<Vec<_>>(), expected);
+}
+
+#[test]
 fn claude_serves_only_projects_history_and_skills() {
     let s = Scratch::new();
     s.home_file(".claude/projects/p/s.jsonl", b"{}\n");

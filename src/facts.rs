@@ -29,7 +29,7 @@ use crate::tree::Meta;
 /// read whole (a /proc file, a registry record, a transcript's head) is
 /// small; one that is larger is read only this far, and the caller treats
 /// a full buffer as "too large" where a whole file was needed.
-pub const SLURP_BYTES_MAX: u32 = 64 * 1024;
+pub const SLURP_BYTES_MAX: u32 = 128 * 1024;
 
 /// Where a wanted path lives: the `--proc` directory, or a harness's base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +44,8 @@ pub enum Root {
 pub enum Want {
     /// The first `max` bytes of a regular file (at most `SLURP_BYTES_MAX`).
     Bytes { root: Root, rel: Vec<u8>, max: u32 },
+    /// The last `max` bytes of a regular file (all of it when shorter).
+    Tail { root: Root, rel: Vec<u8>, max: u32 },
     /// A directory's names (without `.`, `..`), with inode and d_type.
     List { root: Root, rel: Vec<u8> },
     /// A symlink's target (readlink, inline: /proc's fd links and cwd).
@@ -112,6 +114,15 @@ impl Facts {
     pub fn bytes_upto(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
         let max = max.min(SLURP_BYTES_MAX);
         match self.get(Want::Bytes { root, rel: rel.to_vec(), max }, needs)? {
+            Ok(Fact::Bytes(b)) => Some(b),
+            _ => Some(&[]),
+        }
+    }
+
+    /// The last `max` bytes of a file once known; empty when unreadable.
+    pub fn tail(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
+        let max = max.min(SLURP_BYTES_MAX);
+        match self.get(Want::Tail { root, rel: rel.to_vec(), max }, needs)? {
             Ok(Fact::Bytes(b)) => Some(b),
             _ => Some(&[]),
         }

@@ -20,8 +20,10 @@ use super::{claude, codex, dsh, head, omp, paths, proc, Harness, Via};
 pub const CMDLINE_BYTES_MAX: u32 = 16 * 1024;
 /// Bytes of a `stat` file (a few hundred in practice).
 pub const STAT_BYTES_MAX: u32 = 4 * 1024;
-/// Bytes of a transcript's head read for its title, model and cwd.
-pub const HEAD_BYTES_MAX: u32 = 64 * 1024;
+/// Bytes of a transcript's head and of its tail read for its title, model
+/// and cwd (see `active::HEAD_BYTES_MAX`, `TAIL_BYTES_MAX`).
+pub const HEAD_BYTES_MAX: u32 = super::HEAD_BYTES_MAX as u32;
+pub const TAIL_BYTES_MAX: u32 = super::TAIL_BYTES_MAX as u32;
 /// Open fds of one process followed by the fd routes; past it the rest
 /// are not looked at (an agent holds its transcript among its first fds).
 pub const FDS_MAX: usize = 4096;
@@ -220,7 +222,17 @@ fn route_fd(ctx: &Ctx, h: Harness, found: &Found, facts: &Facts, needs: &mut Vec
     let targets = fd_targets(found.pid, facts, needs)?;
     let refs: Vec<&[u8]> = targets.iter().map(Vec::as_slice).collect();
     let hit = match h {
-        Harness::Codex => codex::fd_rollouts(&refs, root).first().map(|r| (r.id.to_vec(), r.rel.to_vec())),
+        Harness::Codex => {
+            // A process may hold its subagents' rollouts too: pick its own.
+            let rollouts = codex::fd_rollouts(&refs, root);
+            let mut heads = Vec::new();
+            for r in &rollouts {
+                let first = facts.bytes_upto(Root::Harness(found.harness), r.rel, HEAD_BYTES_MAX, needs)?;
+                let end = memchr::memchr(b'\n', first).unwrap_or(first.len());
+                heads.push(codex::Thread { first_record: &first[..end], newest: codex::uuidv7_ms(r.id).unwrap_or(0) });
+            }
+            codex::pick_thread(&heads).map(|i| (rollouts[i].id.to_vec(), rollouts[i].rel.to_vec()))
+        }
         Harness::Dsh => dsh::fd_sessions(&refs, root).first().map(|s| (s.id.to_vec(), s.rel.to_vec())),
         Harness::Omp => {
             let found_omp = omp::fd_transcripts(&refs, root);
@@ -319,12 +331,17 @@ pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &m
         Some(rel) => facts.bytes_upto(Root::Harness(agent.harness), rel, HEAD_BYTES_MAX, needs),
         None => Some(&[][..]),
     };
+    // Titles are appended as a session runs: the tail has the latest.
+    let tail_bytes = match transcript {
+        Some(rel) => facts.tail(Root::Harness(agent.harness), rel, TAIL_BYTES_MAX, needs),
+        None => Some(&[][..]),
+    };
     let index = match (h, session) {
         (Harness::Codex, Some(s)) if !s.id.is_empty() => facts.bytes(Root::Harness(agent.harness), b"session_index.jsonl", needs),
         _ => Some(&[][..]),
     };
-    let (stat, btime, cwd, environ, registry, head_bytes, index) =
-        (stat?, btime?, cwd?, environ?, registry?, head_bytes?, index?);
+    let (stat, btime, cwd, environ, registry, head_bytes, tail_bytes, index) =
+        (stat?, btime?, cwd?, environ?, registry?, head_bytes?, tail_bytes?, index?);
     if !proc::is_same_process(agent.starttime, stat) {
         return Some(None);
     }
@@ -346,7 +363,9 @@ pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &m
     out.insert(Field::Session, session.map_or_else(Vec::new, |s| if s.id.is_empty() { Vec::new() } else { line(&s.id) }));
     out.insert(Field::Via, line(session.map_or("none", |s| s.via).as_bytes()));
     let reg = claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
-    let hd = head::read_head(h, head_bytes, None).unwrap_or_default();
+    // Only a file longer than its head has a tail the head did not read.
+    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
+    let hd = head::read_head(h, head_bytes, tail).unwrap_or_default();
     let name = reg.as_ref().and_then(|r| r.name.clone()).or(hd.name);
     out.insert(Field::Name, name.as_deref().map_or_else(Vec::new, line));
     // codex names its threads in the session index; that is its title.

@@ -59,6 +59,7 @@ impl Server {
             };
             let kind = match want {
                 Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
+                Want::Tail { max, .. } => Kind::SlurpTail(max.min(SLURP_BYTES_MAX)),
                 Want::Meta { .. } => Kind::Look,
                 Want::List { .. } => Kind::Read,
                 Want::Link { .. } => unreachable!("answered above"),
@@ -76,7 +77,7 @@ impl Server {
         for (want, mut p) in std::mem::take(&mut g.wants).into_iter().zip(probes) {
             let fact = match (&want, p.result.unwrap_or(Err(libc::ENOENT))) {
                 (_, Err(e)) => Err(e),
-                (Want::Bytes { .. }, Ok(_)) => {
+                (Want::Bytes { .. } | Want::Tail { .. }, Ok(_)) => {
                     // The read buffer was sized for the most; keep what came.
                     let mut data = std::mem::take(&mut p.data);
                     data.shrink_to_fit();
@@ -102,8 +103,11 @@ impl Server {
 
     /// Where a want's path lives, or `None` when the path may not be read.
     fn want_backing(&self, want: &Want) -> Option<Backing> {
-        let (Want::Bytes { root, rel, .. } | Want::List { root, rel } | Want::Meta { root, rel } | Want::Link { root, rel }) =
-            want;
+        let (Want::Bytes { root, rel, .. }
+        | Want::Tail { root, rel, .. }
+        | Want::List { root, rel }
+        | Want::Meta { root, rel }
+        | Want::Link { root, rel }) = want;
         let base = match root {
             Root::Proc => self.tree.proc_base().clone(),
             Root::Harness(h) => self.tree.harness_base(*h)?.clone(),

@@ -37,6 +37,8 @@ pub enum Kind {
     /// the given count) into `data`, close: a registry record, a /proc
     /// file, a transcript's head.
     Slurp(u32),
+    /// As `Slurp`, the last bytes: a transcript's tail.
+    SlurpTail(u32),
 }
 
 pub enum Target {
@@ -132,7 +134,7 @@ impl Probe {
         let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens a base") };
         let flags = match self.kind {
             Kind::Look => libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            Kind::Read | Kind::Slurp(_) => {
+            Kind::Read | Kind::Slurp(_) | Kind::SlurpTail(_) => {
                 libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC
             }
         } as u64;
@@ -169,12 +171,17 @@ impl Probe {
         if meta.is_symlink() {
             return self.finish(ring, Err(libc::ELOOP));
         }
-        if let (Kind::Slurp(max), Some(fd)) = (self.kind, &self.fd) {
+        let slurp = match self.kind {
+            Kind::Slurp(max) => Some((max, 0)),
+            Kind::SlurpTail(max) => Some((max, meta.size.saturating_sub(max as u64))),
+            Kind::Look | Kind::Read => None,
+        };
+        if let (Some((max, offset)), Some(fd)) = (slurp, &self.fd) {
             if !meta.is_regular() {
                 return self.finish(ring, Err(libc::EINVAL));
             }
             let (fd, buf) = (fd.as_raw_fd(), Vec::with_capacity(max as usize));
-            ring.submit(token, Sub::Read { fd, owned: None, buf, len: max, offset: 0 });
+            ring.submit(token, Sub::Read { fd, owned: None, buf, len: max, offset });
             self.result = Some(Ok(meta));
             self.phase = Phase::ReadData;
             return;

@@ -281,3 +281,54 @@ fn a_remove_of_a_mirrored_file_or_directory_is_refused_clunks_the_fid_and_remove
     }
     assert_eq!(snapshot(&s), before);
 }
+
+// ---------------------------------------------------------------------------
+// Node ids, seen from outside: a fid names one place for its whole life.
+
+#[test]
+fn a_clone_of_a_mirrored_fid_names_the_same_file_after_the_original_is_clunked() {
+    let s = world();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.walk_path(FILE, 1).qids();
+    let st = c.stat_ok(1);
+    c.walk_ok(1, 2, &[]);
+    c.clunk_ok(1);
+    assert_eq!(c.stat_ok(2), st);
+    assert_eq!(c.cat_fid(2), b"soul\n");
+}
+
+#[test]
+fn a_fid_walked_after_another_was_freed_names_its_own_file_never_the_freed_one() {
+    let s = world();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    let paths = ["/hermes/SOUL.md", "/hermes/memories/MEMORY.md", "/codex/history", "/omp/sessions/-src/s.jsonl"];
+    for round in 0..50 {
+        let (a, b) = (paths[round % 4], paths[(round + 1) % 4]);
+        c.walk_path(a, 1).qids();
+        let name_a = c.stat_ok(1).name;
+        c.clunk_ok(1);
+        c.walk_path(b, 2).qids();
+        c.walk_path(a, 3).qids();
+        assert_eq!(c.stat_ok(2).name, b.rsplit('/').next().unwrap(), "round {round}: {b}");
+        assert_eq!(c.stat_ok(3).name, name_a, "round {round}: {a}");
+        c.clunk_ok(2);
+        c.clunk_ok(3);
+    }
+}
+
+#[test]
+fn two_walks_to_one_file_share_it_and_each_survives_the_others_clunk() {
+    let s = world();
+    let d = Daemon::start_in(&s, &[]);
+    let mut a = d.session(Dialect::P2000);
+    let mut b = d.session(Dialect::P2000u);
+    a.walk_path(FILE, 1).qids();
+    b.walk_path(FILE, 1).qids();
+    a.walk_path(FILE, 2).qids();
+    a.clunk_ok(1);
+    b.clunk_ok(1);
+    assert_eq!(a.stat_ok(2).name, "SOUL.md");
+    assert_eq!(a.cat_fid(2), b"soul\n");
+}

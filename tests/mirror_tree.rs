@@ -452,3 +452,29 @@ fn the_history_mount_is_a_file_with_its_real_size() {
     let st = c.stat_ok(1);
     assert_eq!((st.name.as_str(), st.length, st.mode, st.qid.ty), ("history", history.len() as u64, 0o444, QTFILE));
 }
+
+#[test]
+fn a_name_that_is_not_utf8_breaks_neither_its_listing_nor_its_siblings() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Scratch::new();
+    s.home_file(".hermes/mixed/plain.txt", b"plain\n");
+    let odd = s.home_dir(".hermes/mixed").join(std::ffi::OsStr::from_bytes(b"latin1-\xe9.txt"));
+    fs::write(&odd, b"odd\n").unwrap();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    let listed = c.list("/hermes/mixed", 1, 4096);
+    assert!(listed.iter().any(|e| e.name == "plain.txt"), "{listed:?}");
+    assert_eq!(c.cat("/hermes/mixed/plain.txt", 2), b"plain\n");
+}
+
+#[test]
+fn a_pinned_root_whose_own_path_has_an_excluded_word_is_still_served() {
+    // The exclusions apply to the names below a root; the base is
+    // configuration.
+    let s = Scratch::new();
+    let soul = s.outside_file("auth-token-secret/hermes/SOUL.md", b"soul\n");
+    let spec = format!("hermes={}", arg(soul.parent().unwrap()));
+    let d = Daemon::start_in(&s, &["--root", &spec]);
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(c.cat("/hermes/SOUL.md", 1), b"soul\n");
+}

@@ -214,3 +214,68 @@ fn a_file_swapped_for_a_symlink_to_outside_in_a_loop_never_serves_a_byte_from_ou
     assert!(swaps > 100, "only {swaps} swaps: the race was not run");
     assert!(reads.served > 0 && reads.refused > 0, "the read race was not live: {reads:?}");
 }
+
+// ---------------------------------------------------------------------------
+// The same swaps, one step at a time: between a walk and what follows it.
+
+/// A home with ~/.hermes/logs/app.log, an outside directory holding an
+/// app.log of its own, and a daemon serving it; returns the logs directory
+/// and the outside one.
+fn swap_world() -> (std::sync::Arc<Scratch>, PathBuf, PathBuf, Vec<u8>) {
+    let s = Scratch::new();
+    let marker = outside_marker();
+    let logs = s.home_file(".hermes/logs/app.log", INSIDE).parent().unwrap().to_path_buf();
+    let outside = s.outside_file("logs/app.log", &marker).parent().unwrap().to_path_buf();
+    (s, logs, outside, marker)
+}
+
+/// Put a symlink to `outside` where the directory `dir` was.
+fn swap_for_link(dir: &Path, outside: &Path) {
+    fs::rename(dir, dir.with_extension("aside")).unwrap();
+    std::os::unix::fs::symlink(outside, dir).unwrap();
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_after_a_walk_fails_the_open_stat_and_listing() {
+    let (s, logs, outside, _) = swap_world();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.walk_path("/hermes/logs/app.log", 1).qids();
+    c.walk_path("/hermes/logs", 2).qids();
+    swap_for_link(&logs, &outside);
+    c.stat(1).assert_error("file does not exist");
+    c.open(1, OREAD).assert_error("file does not exist");
+    c.stat(2).assert_error("file does not exist");
+    c.open(2, OREAD).assert_error("file does not exist");
+    c.walk(2, 3, &["app.log"]).assert_error("file does not exist");
+    assert!(!names(&c.list("/hermes", 4, 4096)).contains(&"logs".to_string()));
+}
+
+#[test]
+fn a_file_swapped_for_a_symlink_after_a_walk_fails_the_open_and_stat() {
+    let (s, logs, outside, _) = swap_world();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.walk_path("/hermes/logs/app.log", 1).qids();
+    let file = logs.join("app.log");
+    fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(outside.join("app.log"), &file).unwrap();
+    c.stat(1).assert_error("file does not exist");
+    c.open(1, OREAD).assert_error("file does not exist");
+    assert!(c.list("/hermes/logs", 2, 4096).is_empty());
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_after_its_open_lists_and_reads_only_what_was_opened() {
+    let (s, logs, outside, marker) = swap_world();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = d.session(Dialect::P2000);
+    c.open_path("/hermes/logs", 1);
+    c.open_path("/hermes/logs/app.log", 2);
+    swap_for_link(&logs, &outside);
+    let listed = entries_of(&c.read_ok(1, 0, 4096), Dialect::P2000);
+    assert_eq!(listed.iter().map(|e| (e.name.as_str(), e.length)).collect::<Vec<_>>(), [("app.log", INSIDE.len() as u64)]);
+    let data = c.read_all(2);
+    assert!(!contains(&data, &marker));
+    assert_eq!(data, INSIDE);
+}

@@ -41,6 +41,16 @@ pub enum Error {
     NotRegular,
     DirTooLarge,
     TooManyOpenFiles,
+    IllegalName,
+    NoSession,
+    NoCwd,
+    NoResumeForm,
+    NothingToResume,
+    NameTaken,
+    MoveBusy,
+    MoveNotGone,
+    MoveSpawn,
+    MoveNoPost,
     Io,
 }
 
@@ -72,6 +82,16 @@ impl Error {
             Malformed => ("protocol botch", libc::EPROTO as u32),
             UnknownType => ("Function not implemented", libc::ENOSYS as u32),
             NotRegular => ("invalid read: not a regular file", libc::EINVAL as u32),
+            IllegalName => ("invalid zmx session name: 1 to 64 bytes of A-Z a-z 0-9 . _ -", libc::EINVAL as u32),
+            NoSession => ("no session resolved for this agent: a move is not permitted", libc::EPERM as u32),
+            NoCwd => ("the agent's cwd is unknown: a move is not permitted", libc::EPERM as u32),
+            NoResumeForm => ("this harness has no resume form: a move is not permitted", libc::EPERM as u32),
+            NothingToResume => ("nothing to resume: the agent has no session id, a move is not permitted", libc::EPERM as u32),
+            NameTaken => ("zmx session exists: a live session holds that name", libc::EEXIST as u32),
+            MoveBusy => ("a move of this agent is already in progress: Device or resource busy", libc::EBUSY as u32),
+            MoveNotGone => ("i/o error: the agent did not exit after SIGTERM and SIGKILL", libc::EIO as u32),
+            MoveSpawn => ("i/o error: zmx could not be started", libc::EIO as u32),
+            MoveNoPost => ("i/o error: zmx did not post the session before the deadline", libc::EIO as u32),
             TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
             DirTooLarge => ("directory too large to list whole: raise --max-dir-entries; No buffer space available", libc::ENOBUFS as u32),
             Io => ("i/o error", libc::EIO as u32),
@@ -94,7 +114,8 @@ mod tests {
     const ALL: &[Error] = &[
         NotFound, NotDir, IsDir, UnknownFid, FidInUse, FidOpen, FidNotOpen, WalkOpenFid, BadOffset,
         DirReadTooSmall, ReadOnly, NoAuth, BadAfid, BadAname, BadName, NameTooLong, TooManyNames,
-        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, TooManyOpenFiles, Io,
+        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, TooManyOpenFiles, IllegalName, NoSession, NoCwd,
+        NoResumeForm, NothingToResume, NameTaken, MoveBusy, MoveNotGone, MoveSpawn, MoveNoPost, Io,
     ];
 
     /// The phrases that retarget an errno when a client maps text by

@@ -6,6 +6,7 @@ pub mod client;
 pub mod errors;
 pub mod facts;
 pub mod json;
+pub mod moves;
 pub mod post;
 pub mod proto;
 pub mod ring;

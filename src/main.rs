@@ -31,6 +31,9 @@ unix!/path, tcp!host!port, or a posted name.
   --root NAME=PATH pin a harness root (claude codex omp hermes dsh)
   --proc DIR       read processes from DIR instead of /proc
   --allow-move     let a write to /active/<h>/<pid>/zmx move that agent
+  --zmx PATH       the zmx binary a move runs (default: zmx on PATH)
+  --move-kill-after MS, --move-give-up MS, --move-post-deadline MS
+                   a move's clocks (defaults 5000, 12000, 10000)
   --demo           serve the demo home shipped in the repository
   --msize BYTES    the largest message (default 1048576, at least 4096)
   --max-fids N     fids per connection (default 1048576)
@@ -48,6 +51,16 @@ const MSIZE_DEFAULT: u32 = 1 << 20;
 const MAX_FIDS_DEFAULT: usize = 1 << 20;
 const MAX_CONNS_DEFAULT: usize = 256;
 const MAX_DIR_ENTRIES_DEFAULT: usize = 65_536;
+/// A move's clocks (the seed's): SIGKILL 5 s after SIGTERM, give up at
+/// 12 s, and wait this long for zmx to post the new session.
+const MOVE_KILL_AFTER_MS: u64 = 5_000;
+const MOVE_GIVE_UP_MS: u64 = 12_000;
+const MOVE_POST_DEADLINE_MS: u64 = 10_000;
+
+fn millis(p: &mut pico_args::Arguments, flag: &'static str, default: u64) -> Result<std::time::Duration, String> {
+    let ms: u64 = p.opt_value_from_str(flag).map_err(|e| e.to_string())?.unwrap_or(default);
+    Ok(std::time::Duration::from_millis(ms))
+}
 
 struct Options {
     cfg: Config,
@@ -58,7 +71,6 @@ struct Options {
     name: String,
     roots: Vec<(String, PathBuf)>,
     proc_dir: PathBuf,
-    allow_move: bool,
     verbosity: usize,
 }
 
@@ -105,6 +117,12 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
         max_conns: p.opt_value_from_str("--max-conns").map_err(e)?.unwrap_or(MAX_CONNS_DEFAULT),
         trace: p.contains("-D"),
         max_dir_entries: p.opt_value_from_str("--max-dir-entries").map_err(e)?.unwrap_or(MAX_DIR_ENTRIES_DEFAULT),
+        allow_move: p.contains("--allow-move"),
+        zmx: p.opt_value_from_str("--zmx").map_err(e)?.unwrap_or_else(|| PathBuf::from("zmx")),
+        zmx_dir: nineagents::post::post_dir().map(|d| d.join("zmx")).unwrap_or_else(|_| PathBuf::from("/nonexistent")),
+        move_kill_after: millis(&mut p, "--move-kill-after", MOVE_KILL_AFTER_MS)?,
+        move_give_up: millis(&mut p, "--move-give-up", MOVE_GIVE_UP_MS)?,
+        move_post_deadline: millis(&mut p, "--move-post-deadline", MOVE_POST_DEADLINE_MS)?,
     };
     if cfg.msize < nineagents::server::dispatch::MSIZE_MIN {
         return Err(format!("--msize {} is below the minimum 4096", cfg.msize));
@@ -145,7 +163,6 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
         name: p.opt_value_from_str("--name").map_err(e)?.unwrap_or_else(|| "agents".to_string()),
         roots,
         proc_dir: p.opt_value_from_str("--proc").map_err(e)?.unwrap_or_else(|| PathBuf::from("/proc")),
-        allow_move: p.contains("--allow-move"),
         verbosity,
     };
     let rest = p.finish();
@@ -168,7 +185,7 @@ fn check_name(name: &str) -> Result<(), String> {
 fn serve(opts: Options) -> std::io::Result<()> {
     check_openat2()?;
     raise_fd_limit();
-    log::debug!("roots {:?}, proc {}, allow-move {}", opts.roots, opts.proc_dir.display(), opts.allow_move);
+    log::debug!("roots {:?}, proc {}, allow-move {}", opts.roots, opts.proc_dir.display(), opts.cfg.allow_move);
     let signal_fd = listen::signals()?;
     let mut listeners = Vec::new();
     let only = match opts.fd {
@@ -190,7 +207,9 @@ fn serve(opts: Options) -> std::io::Result<()> {
     };
     let uid = rustix::process::getuid().as_raw();
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
-    let mut server = Server::new(opts.cfg, Tree::new(owner, &opts.roots, &opts.proc_dir), listeners, signal_fd)?;
+    let mut tree = Tree::new(owner, &opts.roots, &opts.proc_dir);
+    tree.allow_move = opts.cfg.allow_move;
+    let mut server = Server::new(opts.cfg, tree, listeners, signal_fd)?;
     server.run(only)
 }
 

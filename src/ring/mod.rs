@@ -57,6 +57,10 @@ pub enum Sub {
     Close { fd: OwnedFd },
     /// A relative timeout.
     Timeout { nanos: u64 },
+    /// connect a socket to a Unix address (a probe: does anyone answer?).
+    Connect { fd: OwnedFd, path: Vec<u8> },
+    /// Wait until `fd` is readable (a pidfd: the process has exited).
+    PollIn { fd: RawFd },
     /// Cancel every operation on `fd` (a connection hanging up).
     CancelFd { fd: RawFd },
     /// Cancel one operation by its key.
@@ -83,6 +87,7 @@ struct Op<T> {
     statx: Option<Box<libc::statx>>,
     how: Option<Box<types::OpenHow>>,
     timespec: Option<Box<types::Timespec>>,
+    sockaddr: Option<Box<libc::sockaddr_un>>,
     /// For a read: the length `buf` had when the read was asked, so the
     /// completion can cover exactly the bytes the kernel wrote.
     read_at: Option<usize>,
@@ -108,7 +113,7 @@ impl<T: Copy> Ring<T> {
     pub fn submit(&mut self, token: T, sub: Sub) -> usize {
         let entry = self.ops.vacant_entry();
         let key = entry.key();
-        let mut op = Op { token, buf: Vec::new(), fd: None, path: None, statx: None, how: None, timespec: None, read_at: None };
+        let mut op = Op { token, buf: Vec::new(), fd: None, path: None, statx: None, how: None, timespec: None, sockaddr: None, read_at: None };
         let sqe = prepare(&mut op, sub).user_data(key as u64);
         entry.insert(op);
         self.push(&sqe);
@@ -255,6 +260,21 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             op.timespec = Some(ts);
             entry
         }
+        Sub::Connect { fd, path } => {
+            // SAFETY: sockaddr_un is plain old data; all-zero is valid.
+            let mut sa: Box<libc::sockaddr_un> = Box::new(unsafe { std::mem::zeroed() });
+            sa.sun_family = libc::AF_UNIX as libc::sa_family_t;
+            let n = path.len().min(sa.sun_path.len() - 1);
+            for (d, s) in sa.sun_path.iter_mut().zip(&path[..n]) {
+                *d = *s as libc::c_char;
+            }
+            let len = (std::mem::size_of::<libc::sa_family_t>() + n + 1) as libc::socklen_t;
+            let entry = opcode::Connect::new(types::Fd(fd.as_raw_fd()), &*sa as *const _ as *const libc::sockaddr, len).build();
+            op.fd = Some(fd);
+            op.sockaddr = Some(sa);
+            entry
+        }
+        Sub::PollIn { fd } => opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build(),
         Sub::CancelFd { fd } => opcode::AsyncCancel2::new(types::CancelBuilder::fd(types::Fd(fd)).all()).build(),
         Sub::Cancel { key } => opcode::AsyncCancel::new(key as u64).build(),
     }

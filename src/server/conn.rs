@@ -66,6 +66,8 @@ pub enum Opened {
     Dir(Rc<Vec<DirEntry>>),
     /// Derived text (an /active field), computed at Topen.
     Text(Rc<Vec<u8>>),
+    /// An agent's `zmx`, opened for writing (only with `--allow-move`).
+    Zmx { slot: u32, gen: u32 },
 }
 
 /// A fid's state: the node it names, whether it is a directory, and once

@@ -11,8 +11,8 @@ use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use crate::errors::Error;
-use crate::proto::{self, Dialect, Rmsg, Tmsg, IOHDRSZ, NOFID, OREAD};
-use crate::tree::Tree;
+use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, OREAD, OTRUNC, OWRITE, QTFILE};
+use crate::tree::{Field, Loc, Part, Tree};
 
 use super::conn::{Conn, Fid, Opened, Phase};
 use super::job::{Job, OpenStage, WalkState};
@@ -33,6 +33,8 @@ pub enum After {
     Park(u16, Job),
     /// A read of an open file on disk: park it on one pread.
     ParkRead { tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32 },
+    /// A write to an agent's `zmx`: a move.
+    Move { tag: u16, slot: u32, gen: u32, data: Vec<u8> },
 }
 
 pub struct Ctx<'a> {
@@ -81,6 +83,10 @@ pub fn handle(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) -> After 
             Ok(()) => err(conn, ctx, tag, Error::ReadOnly),
             Err(e) => err(conn, ctx, tag, e),
         },
+        Tmsg::Write { fid, data, .. } if matches!(conn.fids.get(&fid).and_then(|f| f.open.as_ref()), Some(Opened::Zmx { .. })) => {
+            let Some(Opened::Zmx { slot, gen }) = conn.fids[&fid].open.clone() else { unreachable!() };
+            return After::Move { tag, slot, gen, data: data.to_vec() };
+        }
         Tmsg::Create { fid, .. } | Tmsg::Write { fid, .. } | Tmsg::Wstat { fid, .. } => {
             let e = if conn.fids.contains_key(&fid) { Error::ReadOnly } else { Error::UnknownFid };
             err(conn, ctx, tag, e)
@@ -210,6 +216,19 @@ fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
     };
     // Only a plain read: write, read-write, exec, truncate and
     // remove-on-close are all refused (CONFORMANCE 22).
+    let loc = ctx.tree.loc(f.node);
+    // The one write: an agent's zmx, opened for writing (truncation is
+    // meaningless and allowed, so `echo name > zmx` works), with --allow-move.
+    if let (true, Some(Loc::Agent { slot, gen, part: Part::Field(Field::Zmx) })) = (ctx.cfg.allow_move, &loc) {
+        if f.open.is_none() && (mode & !OTRUNC) == OWRITE {
+            let (slot, gen) = (*slot, *gen);
+            let qid = Qid { ty: QTFILE, version: 0, path: ctx.tree.agent_qid_path(slot, gen, Part::Field(Field::Zmx)) };
+            conn.fids.get_mut(&fid).expect("checked above").open = Some(Opened::Zmx { slot, gen });
+            let iounit = conn.msize - IOHDRSZ;
+            conn.reply(tag, &Rmsg::Open { qid, iounit }, ctx.cfg.trace);
+            return After::Continue;
+        }
+    }
     let refusal = if f.open.is_some() {
         Some(Error::FidOpen)
     } else if mode != OREAD {
@@ -217,7 +236,6 @@ fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
     } else {
         None
     };
-    let loc = ctx.tree.loc(f.node);
     match (refusal, loc) {
         (Some(e), _) => err(conn, ctx, tag, e),
         (None, None) => err(conn, ctx, tag, Error::NotFound),
@@ -255,6 +273,7 @@ fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
         Some(Opened::Dir(entries)) => read_dir(ctx, conn, tag, fid, &entries, offset, count),
         Some(Opened::Fact) => read_fact(ctx, conn, tag, fid, offset, count),
         Some(Opened::Text(text)) => read_text(ctx, conn, tag, &text, offset, count),
+        Some(Opened::Zmx { .. }) => err(conn, ctx, tag, Error::FidNotOpen),
     }
     After::Continue
 }

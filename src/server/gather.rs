@@ -120,7 +120,7 @@ impl Server {
     }
 
     /// readlink of a path under a root, inline (no ring operation exists).
-    fn readlink(&self, root: Root, rel: &[u8]) -> Result<Fact, i32> {
+    pub(super) fn readlink(&self, root: Root, rel: &[u8]) -> Result<Fact, i32> {
         let base = match root {
             Root::Proc => self.tree.proc_base(),
             Root::Harness(h) => self.tree.harness_base(h).ok_or(libc::ENOENT)?,

@@ -55,6 +55,8 @@ pub enum Job {
     Read { fid: u32, file: Rc<OwnedFd> },
     /// A derivation over facts gathered through the ring (`gather`).
     Gather { d: Derivation, g: Gathering },
+    /// A move of an agent into a zmx session (`moves`).
+    Move(Box<super::moves::Move>),
 }
 
 /// What a gathering derives, and for whom.
@@ -86,6 +88,9 @@ pub enum OpenStage {
 }
 
 pub struct Req {
+    /// A pinned request runs to its end even when no client wants its
+    /// reply any more (a move).
+    pub pinned: bool,
     /// An internal request (the scan) answers no client; it is wanted
     /// until it has finished.
     pub internal: bool,
@@ -117,12 +122,27 @@ pub(super) enum Reply {
     Stat { loc: Loc, attr: Attr },
     Open { fid: u32, qid: Qid, opened: Opened },
     Read { bytes: Vec<u8> },
+    Write { count: u32 },
+}
+
+impl Server {
+    /// Park a request that must run to its end whatever the client does.
+    pub(super) fn park_pinned(&mut self, idx: usize, tag: u16, job: Job) -> usize {
+        self.next_req_gen = self.next_req_gen.wrapping_add(1);
+        let conn = &mut self.conns[idx];
+        let mut req = Req::internal(self.next_req_gen, job);
+        (req.pinned, req.internal, req.conn, req.conn_gen, req.tag) = (true, false, idx, conn.gen, tag);
+        let key = self.reqs.insert(req);
+        conn.parked.insert(tag, key);
+        key
+    }
 }
 
 impl Req {
     /// A request of the daemon's own, answering no client (the scan).
     pub(super) fn internal(gen: u32, job: Job) -> Req {
         Req {
+            pinned: false,
             internal: true,
             finished: false,
             conn: usize::MAX,
@@ -143,6 +163,7 @@ impl Server {
         self.next_req_gen = self.next_req_gen.wrapping_add(1);
         let conn = &mut self.conns[idx];
         let req = Req {
+            pinned: false,
             internal: false,
             finished: false,
             conn: idx,
@@ -198,8 +219,8 @@ impl Server {
                     Step::Wait
                 }
             },
-            // A read submits its own operation when parked (`park_read`).
-            Job::Read { .. } => Step::Wait,
+            // A read and a move submit their own operations when parked.
+            Job::Read { .. } | Job::Move(_) => Step::Wait,
             Job::Gather { .. } => self.gather_step(key),
         }
     }
@@ -236,7 +257,7 @@ impl Server {
             req.in_flight += 1;
             return;
         }
-        if !self.wanted(key) {
+        if !self.wanted(key) && !self.reqs[key].pinned {
             // Flushed or hung up: let the rest come back, then drop it.
             return self.reap(key);
         }
@@ -279,6 +300,13 @@ impl Server {
             },
             Job::Open { .. } => self.open_resumed(key, probes),
             Job::Read { .. } => Step::Wait,
+            Job::Move(_) => {
+                let result = probes[0].result.unwrap_or(Err(libc::ENOENT));
+                match self.move_stage(key) {
+                    super::moves::Stage::Identity => self.move_identity_read(key, &probes[0].data),
+                    _ => self.move_looked(key, result.ok()),
+                }
+            }
             Job::Gather { g, .. } => {
                 let mut g = std::mem::take(g);
                 let close = self.absorb(&mut g, probes);
@@ -305,6 +333,7 @@ impl Server {
         let mut buf = Vec::with_capacity(count as usize + 11);
         proto::rread_begin(&mut buf, tag);
         let req = Req {
+            pinned: false,
             internal: false,
             finished: false,
             conn: idx,
@@ -347,7 +376,7 @@ impl Server {
 
     /// Send the job's answer, if the request is still wanted: its tag must
     /// still name this record on a live connection.
-    fn answer(&mut self, key: usize, result: Result<Reply, Error>) {
+    pub(super) fn answer(&mut self, key: usize, result: Result<Reply, Error>) {
         if !self.wanted(key) {
             return;
         }
@@ -398,6 +427,7 @@ impl Server {
                     conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
                 }
             },
+            Reply::Write { count } => conn.reply(tag, &Rmsg::Write { count }, trace),
             Reply::Read { bytes } => {
                 if trace {
                     eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - 11);
@@ -410,8 +440,8 @@ impl Server {
 
     /// Drop a record whose job has answered and whose operations are all
     /// back, closing what it held through the ring.
-    fn reap(&mut self, key: usize) {
-        if self.reqs[key].in_flight > 0 || self.wanted(key) {
+    pub(super) fn reap(&mut self, key: usize) {
+        if self.reqs[key].in_flight > 0 || self.reqs[key].pinned || self.wanted(key) {
             return;
         }
         let req = self.reqs.remove(key);

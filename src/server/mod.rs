@@ -19,6 +19,7 @@ mod dirents;
 mod gather;
 mod job;
 pub mod listen;
+mod moves;
 mod probe;
 
 use std::io;
@@ -55,6 +56,18 @@ pub struct Config {
     pub trace: bool,
     /// Entries a directory may have and still be listed (`--max-dir-entries`).
     pub max_dir_entries: usize,
+    /// `--allow-move`: a write to an agent's `zmx` moves it.
+    pub allow_move: bool,
+    /// The zmx binary (`--zmx`, else `zmx` on PATH).
+    pub zmx: std::path::PathBuf,
+    /// Where zmx sessions post themselves: `<post dir>/zmx`.
+    pub zmx_dir: std::path::PathBuf,
+    /// A move sends SIGKILL this long after SIGTERM (`--move-kill-after`, ms).
+    pub move_kill_after: Duration,
+    /// A move gives up on an agent that has not exited (`--move-give-up`, ms).
+    pub move_give_up: Duration,
+    /// A move fails if zmx has not posted by then (`--move-post-deadline`, ms).
+    pub move_post_deadline: Duration,
 }
 
 /// Who is waiting on an operation.
@@ -69,6 +82,8 @@ enum Token {
     Probe(usize, u32, u32),
     /// The pread of a parked read.
     Read(usize, u32),
+    /// An operation of a parked move.
+    Move(usize, u32, moves::MoveOp),
     /// An operation nobody waits on (a close, a cancel).
     Discard,
 }
@@ -90,6 +105,8 @@ pub struct Server {
     scan_waiters: Vec<(usize, u32)>,
     /// Whether a scan is in flight.
     scanning: bool,
+    /// Agents being moved: a second move of one is refused.
+    moving: std::collections::HashSet<(u32, u32)>,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -110,6 +127,7 @@ impl Server {
             open_files: 0,
             scan_waiters: Vec::new(),
             scanning: false,
+            moving: std::collections::HashSet::new(),
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -155,6 +173,7 @@ impl Server {
             Token::Signal => self.on_signal(c.result, &c.buf),
             Token::Probe(key, gen, i) => self.on_probe(key, gen, i, c),
             Token::Read(key, gen) => self.on_read(key, gen, c),
+            Token::Move(key, gen, op) => self.on_move(key, gen, op, c.result),
             Token::Discard => {}
         }
     }
@@ -279,6 +298,13 @@ impl Server {
                 Some(After::Park(tag, job)) => self.park(idx, tag, job),
                 Some(After::ParkRead { tag, fid, file, offset, count }) => {
                     self.park_read(idx, tag, fid, file, offset, count)
+                }
+                Some(After::Move { tag, slot, gen, data }) => {
+                    if let Err(e) = self.begin_move(idx, tag, slot, gen, &data) {
+                        let (text, errno) = e.entry();
+                        let trace = self.cfg.trace;
+                        self.conns[idx].reply(tag, &proto::Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+                    }
                 }
             }
         }

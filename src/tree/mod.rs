@@ -283,6 +283,10 @@ impl Meta {
         self.kind() == libc::S_IFLNK
     }
 
+    pub fn is_socket(&self) -> bool {
+        self.kind() == libc::S_IFSOCK
+    }
+
     pub fn is_regular(&self) -> bool {
         self.kind() == libc::S_IFREG
     }
@@ -316,6 +320,8 @@ pub struct Tree {
     paths: PathTable,
     /// The agents the last scan of `proc_base` found.
     pub agents: Agents,
+    /// `--allow-move`: `zmx` is writable.
+    pub allow_move: bool,
 }
 
 impl Tree {
@@ -337,6 +343,7 @@ impl Tree {
             proc_base,
             paths: PathTable::default(),
             agents: Agents::default(),
+            allow_move: false,
         }
     }
 
@@ -575,7 +582,9 @@ impl Tree {
             }
             (Loc::Agent { slot, gen, part }, Attr::Text { len, version, mtime }) => {
                 let qid = Qid { ty: QTFILE, version: *version, path: self.agent_qid_path(*slot, *gen, *part) };
-                (qid, 0o444, *len, *mtime, self.owner.uid, self.owner.gid)
+                // zmx is the tree's one writable file, and only with --allow-move.
+                let mode = if *part == Part::Field(Field::Zmx) && self.allow_move { 0o644 } else { 0o444 };
+                (qid, mode, *len, *mtime, self.owner.uid, self.owner.gid)
             }
             (Loc::Static(i), _) => {
                 let qid = self.static_qid(*i);

@@ -1,0 +1,334 @@
+//! The move as a parked write: refuse before destroying anything, then
+//! SIGTERM, SIGKILL after `--move-kill-after`, give up at
+//! `--move-give-up`; spawn `zmx run <name> -d <resume argv>` in the agent's
+//! cwd; answer the write when `<zmx registry>/<name>` appears, or an error
+//! at `--move-post-deadline`. Every wait is an operation on the ring (a
+//! connect, a poll of a pidfd, a timeout, a statx), so the daemon serves
+//! everyone else meanwhile.
+//!
+//! The move is pinned: a Tflush or a hang-up forgets the reply (Rflush
+//! answers at once), but the move goes on to the end, and its child is
+//! reaped when it exits — no zombie is left behind.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use crate::errors::Error;
+use crate::facts::Root;
+use crate::moves;
+use crate::ring::Sub;
+use crate::tree::{Backing, HARNESSES};
+
+use super::job::{Job, Reply, Step};
+use super::probe::{Kind, Probe, Target};
+use super::{Server, Token};
+
+/// How often the zmx registry is looked at for the new session's socket.
+const POST_TICK_NANOS: u64 = 20_000_000;
+
+/// Where a move is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Asking the registry whether a live session holds the name.
+    NameProbe,
+    /// Reading the agent's stat, to be sure the pidfd is the agent.
+    Identity,
+    /// SIGTERM sent; waiting for the exit (SIGKILL at the kill timer).
+    Ending,
+    /// zmx spawned; looking for its post every tick.
+    Posting,
+    Done,
+}
+
+/// What a move's ring operation was for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MoveOp {
+    Connect,
+    Exited,
+    KillTimer,
+    GiveUp,
+    Tick,
+    ChildExited,
+}
+
+pub struct Move {
+    pub slot: u32,
+    pub gen: u32,
+    pub count: u32,
+    pub stage: Stage,
+    argv: Vec<Vec<u8>>,
+    name: Vec<u8>,
+    cwd: Vec<u8>,
+    pid: u32,
+    starttime: u64,
+    pidfd: Option<OwnedFd>,
+    child: Option<(Child, OwnedFd)>,
+    post_deadline: Option<Instant>,
+}
+
+impl Server {
+    /// A write to `zmx` arrived: check what can be checked at once, then
+    /// park the move.
+    pub(super) fn begin_move(&mut self, idx: usize, tag: u16, slot: u32, gen: u32, data: &[u8]) -> Result<(), Error> {
+        let name = moves::parse_name(data)?;
+        let agent = self.tree.agents.get(slot, gen).ok_or(Error::NotFound)?;
+        let session = agent.session.clone().filter(|s| !s.id.is_empty() || s.via == "none").ok_or(Error::NoSession)?;
+        let found = agent.found;
+        let harness = HARNESSES[found.harness as usize];
+        let cwd = match self.readlink(Root::Proc, format!("{}/cwd", found.pid).as_bytes()) {
+            Ok(crate::facts::Fact::Link(l)) => l,
+            // The process is gone (or a corpse): the entry is stale.
+            Err(libc::ENOENT | libc::ESRCH) => return Err(Error::NotFound),
+            _ => return Err(Error::NoCwd),
+        };
+        let transcript = self.transcript_path(found.harness, session.transcript.as_deref());
+        let resume = moves::resume_argv(harness, &session.id, transcript.as_deref())?;
+        if self.moving.contains(&(slot, gen)) {
+            return Err(Error::MoveBusy);
+        }
+        let socket = self.zmx_socket(name).ok_or(Error::IllegalName)?;
+        let mv = Move {
+            slot,
+            gen,
+            count: data.len() as u32,
+            stage: Stage::NameProbe,
+            argv: moves::zmx_argv(name, resume),
+            name: name.to_vec(),
+            cwd,
+            pid: found.pid,
+            starttime: found.starttime,
+            pidfd: None,
+            child: None,
+            post_deadline: None,
+        };
+        self.moving.insert((slot, gen));
+        let key = self.park_pinned(idx, tag, Job::Move(Box::new(mv)));
+        let fd = unix_socket().map_err(|_| Error::Io)?;
+        self.move_submit(key, MoveOp::Connect, Sub::Connect { fd, path: socket });
+        Ok(())
+    }
+
+    fn move_submit(&mut self, key: usize, op: MoveOp, sub: Sub) {
+        let req = &mut self.reqs[key];
+        req.in_flight += 1;
+        self.ring.submit(Token::Move(key, req.gen, op), sub);
+    }
+
+    /// The registry socket a session named `name` posts: refused when its
+    /// path would not fit a Unix address.
+    fn zmx_socket(&self, name: &[u8]) -> Option<Vec<u8>> {
+        let mut path = self.cfg.zmx_dir.as_os_str().as_bytes().to_vec();
+        path.push(b'/');
+        path.extend_from_slice(name);
+        (path.len() < 108).then_some(path)
+    }
+
+    /// The transcript's absolute path (omp resumes from it).
+    fn transcript_path(&self, harness: u8, rel: Option<&[u8]>) -> Option<Vec<u8>> {
+        let mut path = self.tree.harness_base(harness)?.as_bytes().to_vec();
+        path.push(b'/');
+        path.extend_from_slice(rel?);
+        Some(path)
+    }
+
+    /// A completion of one of a move's operations.
+    pub(super) fn on_move(&mut self, key: usize, gen: u32, op: MoveOp, result: i32) {
+        let Some(req) = self.reqs.get_mut(key).filter(|r| r.gen == gen) else { return };
+        req.in_flight -= 1;
+        let Job::Move(mv) = &mut req.job else { return };
+        let stage = mv.stage;
+        let step = match (op, stage) {
+            (MoveOp::Connect, Stage::NameProbe) if result == 0 => Some(Err(Error::NameTaken)),
+            (MoveOp::Connect, Stage::NameProbe) => self.move_identity(key),
+            (MoveOp::Exited, Stage::Ending) => self.move_spawn(key),
+            (MoveOp::KillTimer, Stage::Ending) => {
+                self.move_signal(key, libc::SIGKILL);
+                None
+            }
+            (MoveOp::GiveUp, Stage::Ending) => Some(Err(Error::MoveNotGone)),
+            (MoveOp::Tick, Stage::Posting) => self.move_tick(key),
+            (MoveOp::ChildExited, _) => {
+                self.move_reap(key);
+                None
+            }
+            _ => None,
+        };
+        if let Some(result) = step {
+            self.move_end(key, result);
+        }
+        self.reap(key);
+    }
+
+    /// Pin the process with a pidfd, then read its stat: only a process
+    /// whose starttime is the agent's is signalled.
+    fn move_identity(&mut self, key: usize) -> Option<Result<Reply, Error>> {
+        let Job::Move(mv) = &mut self.reqs[key].job else { unreachable!() };
+        let pid = mv.pid;
+        match pidfd_open(pid) {
+            Ok(fd) => mv.pidfd = Some(fd),
+            // The agent has already exited: nothing to kill, resume it.
+            Err(libc::ESRCH) => return self.move_spawn(key),
+            Err(_) => return Some(Err(Error::Io)),
+        }
+        mv.stage = Stage::Identity;
+        let rel = CString::new(format!("{pid}/stat")).expect("no NUL");
+        let backing = Backing { base: self.tree.proc_base().clone(), rel };
+        let req = &mut self.reqs[key];
+        req.probes = vec![Probe::new(Target::Beneath(backing), Kind::Slurp(4096))];
+        let gen = req.gen;
+        req.probes[0].start(&mut self.ring, Token::Probe(key, gen, 0));
+        req.in_flight += 1;
+        None
+    }
+
+    /// The stat is back: same process → SIGTERM and start the clocks.
+    pub(super) fn move_identity_read(&mut self, key: usize, stat: &[u8]) -> Step {
+        let Job::Move(mv) = &mut self.reqs[key].job else { unreachable!() };
+        if !crate::active::proc::is_same_process(mv.starttime, stat) {
+            // The pid is another process now, or a corpse: the agent is gone.
+            mv.pidfd = None;
+            return match self.move_spawn(key) {
+                Some(r) => self.move_end_step(key, r),
+                None => Step::Wait,
+            };
+        }
+        mv.stage = Stage::Ending;
+        let fd = mv.pidfd.as_ref().map(|f| f.as_raw_fd()).expect("pinned above");
+        self.move_signal(key, libc::SIGTERM);
+        let (kill, give_up) = (self.cfg.move_kill_after.as_nanos() as u64, self.cfg.move_give_up.as_nanos() as u64);
+        self.move_submit(key, MoveOp::Exited, Sub::PollIn { fd });
+        self.move_submit(key, MoveOp::KillTimer, Sub::Timeout { nanos: kill });
+        self.move_submit(key, MoveOp::GiveUp, Sub::Timeout { nanos: give_up });
+        Step::Wait
+    }
+
+    fn move_signal(&mut self, key: usize, sig: i32) {
+        let Job::Move(mv) = &self.reqs[key].job else { return };
+        if let Some(fd) = &mv.pidfd {
+            // SAFETY: pidfd_send_signal on a pidfd we own, no siginfo.
+            let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), sig, std::ptr::null::<u8>(), 0) };
+            if r < 0 {
+                log::debug!("move: signal {sig}: {}", std::io::Error::last_os_error());
+            }
+        }
+    }
+
+    /// The agent is gone: spawn zmx with the fixed argv, in its cwd,
+    /// without ZMX_SESSION.
+    fn move_spawn(&mut self, key: usize) -> Option<Result<Reply, Error>> {
+        let Job::Move(mv) = &mut self.reqs[key].job else { unreachable!() };
+        mv.pidfd = None;
+        let mut cmd = Command::new(&self.cfg.zmx);
+        cmd.args(mv.argv.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+            .current_dir(std::ffi::OsStr::from_bytes(&mv.cwd))
+            .env_remove("ZMX_SESSION")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                log::warn!("move: spawning {}: {e}", self.cfg.zmx.display());
+                return Some(Err(Error::MoveSpawn));
+            }
+        };
+        // An unreaped child's pid cannot be reused, so this pidfd is it.
+        let Ok(pidfd) = pidfd_open(child.id()) else { return Some(Err(Error::MoveSpawn)) };
+        let fd = pidfd.as_raw_fd();
+        mv.child = Some((child, pidfd));
+        mv.stage = Stage::Posting;
+        mv.post_deadline = Some(Instant::now() + self.cfg.move_post_deadline);
+        self.move_submit(key, MoveOp::ChildExited, Sub::PollIn { fd });
+        self.move_submit(key, MoveOp::Tick, Sub::Timeout { nanos: POST_TICK_NANOS });
+        None
+    }
+
+    /// A tick: look (through the ring) for the session's socket.
+    fn move_tick(&mut self, key: usize) -> Option<Result<Reply, Error>> {
+        let Job::Move(mv) = &self.reqs[key].job else { unreachable!() };
+        let base = CString::new(self.cfg.zmx_dir.as_os_str().as_bytes()).ok()?;
+        let rel = CString::new(mv.name.clone()).ok()?;
+        let req = &mut self.reqs[key];
+        req.probes = vec![Probe::new(Target::Beneath(Backing { base, rel }), Kind::Look)];
+        let gen = req.gen;
+        req.probes[0].start(&mut self.ring, Token::Probe(key, gen, 0));
+        req.in_flight += 1;
+        None
+    }
+
+    /// The look is back: posted, past the deadline, or another tick.
+    pub(super) fn move_looked(&mut self, key: usize, found: Option<crate::tree::Meta>) -> Step {
+        let Job::Move(mv) = &self.reqs[key].job else { unreachable!() };
+        if found.is_some_and(|m| m.is_socket()) {
+            let count = mv.count;
+            return self.move_end_step(key, Ok(Reply::Write { count }));
+        }
+        if mv.post_deadline.is_some_and(|d| Instant::now() >= d) {
+            return self.move_end_step(key, Err(Error::MoveNoPost));
+        }
+        self.move_submit(key, MoveOp::Tick, Sub::Timeout { nanos: POST_TICK_NANOS });
+        Step::Wait
+    }
+
+    /// zmx's process exited: reap it.
+    fn move_reap(&mut self, key: usize) {
+        let Job::Move(mv) = &mut self.reqs[key].job else { return };
+        if let Some((mut child, pidfd)) = mv.child.take() {
+            if let Err(e) = child.try_wait() {
+                log::warn!("move: reaping zmx: {e}");
+            }
+            self.ring.submit(Token::Discard, Sub::Close { fd: pidfd });
+        }
+    }
+
+    fn move_end_step(&mut self, key: usize, result: Result<Reply, Error>) -> Step {
+        self.move_end(key, result);
+        Step::Wait
+    }
+
+    /// The move has its answer: send it (if still wanted) and unpin, so the
+    /// record goes once its last operation (the child's exit) is back.
+    fn move_end(&mut self, key: usize, result: Result<Reply, Error>) {
+        let Job::Move(mv) = &mut self.reqs[key].job else { return };
+        if mv.stage == Stage::Done {
+            return;
+        }
+        mv.stage = Stage::Done;
+        mv.pidfd = None;
+        let id = (mv.slot, mv.gen);
+        self.moving.remove(&id);
+        self.reqs[key].pinned = false;
+        self.answer(key, result);
+    }
+
+    pub(super) fn move_stage(&self, key: usize) -> Stage {
+        match &self.reqs[key].job {
+            Job::Move(mv) => mv.stage,
+            _ => Stage::Done,
+        }
+    }
+
+}
+
+fn pidfd_open(pid: u32) -> Result<OwnedFd, i32> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+    }
+    // SAFETY: a non-negative pidfd_open result is a new fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn unix_socket() -> std::io::Result<OwnedFd> {
+    // SAFETY: socket() returns a new fd or -1.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a non-negative socket() result is a new fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}

@@ -111,7 +111,8 @@ fn expected_demo_files() -> BTreeMap<String, Vec<u8>> {
 #[test]
 fn a_crawl_of_the_whole_demo_tree_never_returns_a_secret_and_serves_every_other_file_exactly() {
     let s = Scratch::new();
-    let _d = Daemon::posted(&s, &["--demo"]);
+    let proc_dir = s.empty_proc();
+    let _d = Daemon::posted(&s, &["--demo", "--proc", &proc_dir]);
     let expected = expected_demo_files();
     assert!(expected.len() > 25, "{:?}", expected.keys());
     for dialect in [Dialect::P2000, Dialect::P2000u] {
@@ -147,4 +148,39 @@ fn the_demo_shows_every_root_and_the_skills_union() {
     assert_eq!(names(&c.list("/skills", 1, 4096)), ["claude", "codex", "omp"]);
     assert_eq!(names(&c.list("/claude", 1, 4096)), ["history", "projects", "skills"]);
     assert_eq!(names(&c.list("/codex", 1, 4096)), ["history", "session-index", "sessions"]);
+}
+
+/// A process whose `argv[0]` is `claude`, as /active recognises an agent:
+/// `sleep`, renamed, killed and reaped when dropped.
+struct FakeAgent(std::process::Child);
+
+impl FakeAgent {
+    fn start() -> FakeAgent {
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new("sleep").arg0("claude").arg("60").spawn().expect("spawn sleep");
+        FakeAgent(child)
+    }
+}
+
+impl Drop for FakeAgent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_demo_shows_no_agent_of_the_machine_it_runs_on() {
+    // demo/README.md: "No process runs here, so /active is empty under
+    // --demo". A real agent running on the machine must not show up in
+    // the demo, or the demo serves the machine's sessions.
+    let agent = FakeAgent::start();
+    let s = Scratch::new();
+    let _d = Daemon::posted(&s, &["--demo"]);
+    let mut c = Conn::unix(&s.post_path("agents"));
+    c.handshake(Dialect::P2000);
+    let pid = agent.0.id().to_string();
+    let shown: Vec<String> = c.try_list("/active/claude", 1, 4096).unwrap_or_default().into_iter().map(|e| e.name).collect();
+    assert!(!shown.contains(&pid), "the demo's /active/claude lists this machine's process {pid}: {shown:?}");
+    assert!(shown.is_empty(), "the demo's /active/claude is not empty: {shown:?}");
 }

@@ -169,7 +169,8 @@ fn every_rule_hides_a_directory_and_all_below_it_at_every_depth_in_every_root() 
 fn a_crawl_of_the_whole_tree_never_reads_an_excluded_file() {
     let s = Scratch::new();
     furnish(&s, Shape::File);
-    let d = Daemon::start_in(&s, &[]);
+    let proc_dir = s.empty_proc();
+    let d = Daemon::start_in(&s, &["--proc", &proc_dir]);
     let mut c = d.session(Dialect::P2000);
     assert_never_read(&mut c);
 }
@@ -178,7 +179,8 @@ fn a_crawl_of_the_whole_tree_never_reads_an_excluded_file() {
 fn a_crawl_of_the_whole_tree_never_reads_below_an_excluded_directory() {
     let s = Scratch::new();
     furnish(&s, Shape::Dir);
-    let d = Daemon::start_in(&s, &[]);
+    let proc_dir = s.empty_proc();
+    let d = Daemon::start_in(&s, &["--proc", &proc_dir]);
     let mut c = d.session(Dialect::P2000u);
     assert_never_read(&mut c);
 }
@@ -289,7 +291,8 @@ fn a_symlink_of_any_kind_at_any_depth_is_not_found_by_walk() {
 fn a_crawl_of_a_tree_full_of_symlinks_reads_nothing_from_outside() {
     let s = Scratch::new();
     furnish_links(&s);
-    let d = Daemon::start_in(&s, &[]);
+    let proc_dir = s.empty_proc();
+    let d = Daemon::start_in(&s, &["--proc", &proc_dir]);
     let mut c = d.session(Dialect::P2000);
     let crawled = c.crawl("/");
     for x in &crawled {

@@ -40,6 +40,13 @@ fn world() -> std::sync::Arc<Scratch> {
     s
 }
 
+/// A daemon on `s`'s home that sees no process of this machine (/active
+/// empty), so crawls of `/` are the test's own.
+fn serve(s: &std::sync::Arc<Scratch>) -> Daemon {
+    let proc_dir = s.empty_proc();
+    Daemon::start_in(s, &["--proc", &proc_dir])
+}
+
 /// Everything mirrored from `s`'s home, except the /skills union (the same
 /// files again).
 fn crawl_mirrors(c: &mut Conn, s: &Scratch) -> Vec<Crawled> {
@@ -49,7 +56,7 @@ fn crawl_mirrors(c: &mut Conn, s: &Scratch) -> Vec<Crawled> {
 #[test]
 fn the_listing_the_walk_and_the_stat_report_one_qid_and_one_stat() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     for dialect in [Dialect::P2000, Dialect::P2000u] {
         let mut c = d.session(dialect);
         // Every mirrored entry, the /skills union's included (the facts
@@ -68,7 +75,7 @@ fn the_listing_the_walk_and_the_stat_report_one_qid_and_one_stat() {
 #[test]
 fn an_open_reports_the_qid_of_the_walk() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     for x in crawl_mirrors(&mut c, &s) {
         let walked = *c.walk_path(&x.path, 1).qids().last().unwrap();
@@ -80,7 +87,7 @@ fn an_open_reports_the_qid_of_the_walk() {
 #[test]
 fn qid_paths_are_one_per_file_on_disk_and_never_a_skeleton_nodes() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     let mut by_inode: HashMap<(u64, u64), u64> = HashMap::new();
     let mut by_path: HashMap<u64, (u64, u64)> = HashMap::new();
@@ -107,7 +114,7 @@ fn qid_paths_are_one_per_file_on_disk_and_never_a_skeleton_nodes() {
 #[test]
 fn qtdir_and_dmdir_are_set_exactly_for_directories() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     let mirrored = crawl_mirrors(&mut c, &s);
     assert!(mirrored.iter().any(|x| x.path == "/dsh/storages"), "an empty directory is listed");
@@ -129,7 +136,7 @@ fn a_stat_reports_the_real_size_and_mtime_and_length_zero_for_directories() {
     let old = s.home.join(".claude/projects/-home-glenda-a/1.jsonl");
     let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
     fs::File::options().write(true).open(&old).unwrap().set_modified(when).unwrap();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000u);
     for x in crawl_mirrors(&mut c, &s) {
         let disk: PathBuf = disk_path(&s.home, &x.path).unwrap();
@@ -147,7 +154,7 @@ fn a_stat_reports_the_real_size_and_mtime_and_length_zero_for_directories() {
 #[test]
 fn the_mounts_stat_under_their_tree_names() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     for (path, name) in [("/claude/history", "history"), ("/codex/session-index", "session-index"), ("/omp", "omp"), ("/skills/omp", "omp"), ("/claude/skills", "skills")] {
         c.walk_path(path, 1).qids();
@@ -186,7 +193,7 @@ fn snapshot(s: &Scratch) -> Vec<(PathBuf, Option<Vec<u8>>, u32)> {
 fn opens_for_writing_truncating_removing_or_executing_are_refused_and_change_nothing() {
     let s = world();
     let before = snapshot(&s);
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000u);
     for mode in [OWRITE, ORDWR, OREAD | OTRUNC, OREAD | ORCLOSE, OEXEC] {
         for path in [FILE, "/hermes/memories", "/claude/projects/-home-glenda-a/1.jsonl", "/claude/history"] {
@@ -206,7 +213,7 @@ fn opens_for_writing_truncating_removing_or_executing_are_refused_and_change_not
 fn a_write_to_an_open_mirrored_file_is_refused_and_changes_nothing() {
     let s = world();
     let before = snapshot(&s);
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     c.open_path(FILE, 1);
     c.rpc(&Tmsg::Write { fid: 1, offset: 0, data: b"scribble" }).assert_error(READ_ONLY);
@@ -219,7 +226,7 @@ fn a_write_to_an_open_mirrored_file_is_refused_and_changes_nothing() {
 fn a_create_in_a_mirrored_directory_is_refused_and_creates_nothing() {
     let s = world();
     let before = snapshot(&s);
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000u);
     for (dir, name, perm, ext) in [
         ("/hermes/memories", "new.md", 0o644, ""),
@@ -239,7 +246,7 @@ fn a_create_in_a_mirrored_directory_is_refused_and_creates_nothing() {
 fn a_wstat_of_a_mirrored_file_is_refused_and_changes_nothing() {
     let s = world();
     let before = snapshot(&s);
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     c.walk_path(FILE, 1).qids();
     let st = c.stat_ok(1);
@@ -271,7 +278,7 @@ fn a_wstat_of_a_mirrored_file_is_refused_and_changes_nothing() {
 fn a_remove_of_a_mirrored_file_or_directory_is_refused_clunks_the_fid_and_removes_nothing() {
     let s = world();
     let before = snapshot(&s);
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     for path in [FILE, "/hermes/memories", "/dsh/storages", "/claude/projects", "/omp"] {
         c.walk_path(path, 1).qids();
@@ -288,7 +295,7 @@ fn a_remove_of_a_mirrored_file_or_directory_is_refused_clunks_the_fid_and_remove
 #[test]
 fn a_clone_of_a_mirrored_fid_names_the_same_file_after_the_original_is_clunked() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     c.walk_path(FILE, 1).qids();
     let st = c.stat_ok(1);
@@ -301,7 +308,7 @@ fn a_clone_of_a_mirrored_fid_names_the_same_file_after_the_original_is_clunked()
 #[test]
 fn a_fid_walked_after_another_was_freed_names_its_own_file_never_the_freed_one() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
     let paths = ["/hermes/SOUL.md", "/hermes/memories/MEMORY.md", "/codex/history", "/omp/sessions/-src/s.jsonl"];
     for round in 0..50 {
@@ -321,7 +328,7 @@ fn a_fid_walked_after_another_was_freed_names_its_own_file_never_the_freed_one()
 #[test]
 fn two_walks_to_one_file_share_it_and_each_survives_the_others_clunk() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    let d = serve(&s);
     let mut a = d.session(Dialect::P2000);
     let mut b = d.session(Dialect::P2000u);
     a.walk_path(FILE, 1).qids();

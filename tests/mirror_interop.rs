@@ -20,7 +20,8 @@ fn py9p_reads_the_whole_demo_tree_byte_for_byte_over_both_dialects_and_never_a_s
         return;
     }
     let s = Scratch::new();
-    let d = Daemon::start_in(&s, &["--demo"]);
+    let proc_dir = s.empty_proc();
+    let d = Daemon::start_in(&s, &["--demo", "--proc", &proc_dir]);
     let sock = d.socket.clone().expect("a Unix socket");
     let mut cmd = Command::new(python());
     cmd.arg("-B").arg(SCRIPT).args(["--socket", arg(&sock), "--demo-home", arg(&demo_home())]);

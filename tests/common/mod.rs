@@ -1172,3 +1172,14 @@ pub fn py9p_available() -> bool {
     }
     ok
 }
+
+impl Scratch {
+    /// An empty directory to pass as `--proc`: /active then shows no
+    /// process of the machine the suite runs on, so a crawl of `/` reads
+    /// only what the test built.
+    pub fn empty_proc(&self) -> String {
+        let path = self.root.join("proc-empty");
+        fs::create_dir_all(&path).unwrap();
+        arg(&path).to_owned()
+    }
+}

@@ -162,7 +162,15 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
         post: !p.contains("--no-post"),
         name: p.opt_value_from_str("--name").map_err(e)?.unwrap_or_else(|| "agents".to_string()),
         roots,
-        proc_dir: p.opt_value_from_str("--proc").map_err(e)?.unwrap_or_else(|| PathBuf::from("/proc")),
+        // The demo lists no agent of the machine it runs on: its process
+        // table is an empty one shipped beside it, unless --proc says.
+        proc_dir: p.opt_value_from_str("--proc").map_err(e)?.unwrap_or_else(|| {
+            if demo {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/proc")
+            } else {
+                PathBuf::from("/proc")
+            }
+        }),
         verbosity,
     };
     let rest = p.finish();

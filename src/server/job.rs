@@ -125,19 +125,6 @@ pub(super) enum Reply {
     Write { count: u32 },
 }
 
-impl Server {
-    /// Park a request that must run to its end whatever the client does.
-    pub(super) fn park_pinned(&mut self, idx: usize, tag: u16, job: Job) -> usize {
-        self.next_req_gen = self.next_req_gen.wrapping_add(1);
-        let conn = &mut self.conns[idx];
-        let mut req = Req::internal(self.next_req_gen, job);
-        (req.pinned, req.internal, req.conn, req.conn_gen, req.tag) = (true, false, idx, conn.gen, tag);
-        let key = self.reqs.insert(req);
-        conn.parked.insert(tag, key);
-        key
-    }
-}
-
 impl Req {
     /// A request of the daemon's own, answering no client (the scan).
     pub(super) fn internal(gen: u32, job: Job) -> Req {
@@ -160,25 +147,22 @@ impl Req {
 impl Server {
     /// Park `job` for the request `tag` on connection `idx` and start it.
     pub(super) fn park(&mut self, idx: usize, tag: u16, job: Job) {
-        self.next_req_gen = self.next_req_gen.wrapping_add(1);
-        let conn = &mut self.conns[idx];
-        let req = Req {
-            pinned: false,
-            internal: false,
-            finished: false,
-            conn: idx,
-            conn_gen: conn.gen,
-            tag,
-            gen: self.next_req_gen,
-            job,
-            probes: Vec::new(),
-            in_flight: 0,
-            dir: None,
-        };
-        let key = self.reqs.insert(req);
-        conn.parked.insert(tag, key);
+        let key = self.insert_parked(idx, tag, job, false);
         let step = self.kick(key);
         self.settle(key, step);
+    }
+
+    /// The one way a request is parked: a record in the slab, and its tag
+    /// in the connection's table. `pinned` runs it to its end whatever the
+    /// client does (a move).
+    pub(super) fn insert_parked(&mut self, idx: usize, tag: u16, job: Job, pinned: bool) -> usize {
+        self.next_req_gen = self.next_req_gen.wrapping_add(1);
+        let conn = &mut self.conns[idx];
+        let mut req = Req::internal(self.next_req_gen, job);
+        (req.pinned, req.internal, req.conn, req.conn_gen, req.tag) = (pinned, false, idx, conn.gen, tag);
+        let key = self.reqs.insert(req);
+        conn.parked.insert(tag, key);
+        key
     }
 
     /// Start (or continue) whatever the job needs next.
@@ -326,28 +310,13 @@ impl Server {
     /// Park a read of an open file: one pread through the ring, straight
     /// into the reply's buffer.
     pub(super) fn park_read(&mut self, idx: usize, tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32) {
-        self.next_req_gen = self.next_req_gen.wrapping_add(1);
-        let conn = &mut self.conns[idx];
-        let gen = self.next_req_gen;
         let fd = file.as_raw_fd();
         let mut buf = Vec::with_capacity(count as usize + 11);
         proto::rread_begin(&mut buf, tag);
-        let req = Req {
-            pinned: false,
-            internal: false,
-            finished: false,
-            conn: idx,
-            conn_gen: conn.gen,
-            tag,
-            gen,
-            job: Job::Read { fid, file },
-            probes: Vec::new(),
-            in_flight: 1,
-            dir: None,
-        };
-        let key = self.reqs.insert(req);
-        conn.parked.insert(tag, key);
-        self.ring.submit(Token::Read(key, gen), Sub::Read { fd, owned: None, buf, len: count, offset });
+        let key = self.insert_parked(idx, tag, Job::Read { fid, file }, false);
+        let req = &mut self.reqs[key];
+        req.in_flight = 1;
+        self.ring.submit(Token::Read(key, req.gen), Sub::Read { fd, owned: None, buf, len: count, offset });
     }
 
     pub(super) fn on_read(&mut self, key: usize, gen: u32, c: Completion<Token>) {

@@ -105,7 +105,7 @@ impl Server {
             post_deadline: None,
         };
         self.moving.insert((slot, gen));
-        let key = self.park_pinned(idx, tag, Job::Move(Box::new(mv)));
+        let key = self.insert_parked(idx, tag, Job::Move(Box::new(mv)), true);
         let fd = unix_socket().map_err(|_| Error::Io)?;
         self.move_submit(key, MoveOp::Connect, Sub::Connect { fd, path: socket });
         Ok(())

@@ -2,6 +2,7 @@
 //! 9P2000 file tree. See docs/DESIGN.md for the architecture.
 
 pub mod active;
+pub mod chat;
 pub mod client;
 pub mod errors;
 pub mod facts;

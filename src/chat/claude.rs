@@ -1,0 +1,285 @@
+//! Claude Code transcripts: which records are the conversation, and how
+//! each becomes messages.
+//!
+//! `user` and `assistant` records carry the conversation, one message per
+//! content block (Claude Code writes each block of a reply as a record of
+//! its own). `system` records that carry text are the harness speaking; a
+//! prompt typed while the model worked arrives as a `queued_command`
+//! attachment or only in the `queue-operation` records (`Queue`); hooks
+//! speak through two attachment types. Everything else — progress, titles,
+//! snapshots, modes, reminders, listings — is bookkeeping and no message.
+//! docs/CHAT.md has the whole table.
+//!
+//! A subagent's thread is not this chat: records marked `isSidechain`
+//! other than the chat's own thread are skipped, the thread being that of
+//! the first user or assistant record (so a subagent's own transcript reads
+//! as its conversation, and the 1.0.x inline sidechains of a main session
+//! do not interleave with it).
+
+use super::conv::{self, Call, Conv, Pending, PartKeys};
+use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
+use super::walk::{Node, Rec, Val, LEAF};
+use super::Kind;
+
+const ROOT: u8 = 1;
+const TYPE: u8 = 2;
+const TIMESTAMP: u8 = 3;
+const SIDECHAIN: u8 = 4;
+const META: u8 = 5;
+const COMPACT_SUMMARY: u8 = 6;
+const MESSAGE: u8 = 7;
+/// `content` of a `system` or `queue-operation` record.
+const RECORD_CONTENT: u8 = 8;
+const ATTACHMENT: u8 = 9;
+const OPERATION: u8 = 10;
+/// `message.content`, and its blocks.
+const CONTENT: u8 = 11;
+const BLOCK: u8 = 12;
+const BLOCK_TYPE: u8 = 13;
+const TEXT: u8 = 14;
+const THINKING: u8 = 15;
+const NAME: u8 = 16;
+const ID: u8 = 17;
+const INPUT: u8 = 18;
+const TOOL_USE_ID: u8 = 19;
+/// A tool result's `content`, and its parts.
+const RESULT: u8 = 20;
+const TITLE: u8 = 21;
+const SOURCE: u8 = 22;
+const PART: u8 = 23;
+const PART_TYPE: u8 = 24;
+const PART_TEXT: u8 = 25;
+const SOURCE_TYPE: u8 = 26;
+const SOURCE_DATA: u8 = 27;
+const ATTACHMENT_TYPE: u8 = 28;
+const PROMPT: u8 = 29;
+const COMMAND_MODE: u8 = 30;
+const ORIGIN: u8 = 31;
+const ATTACHMENT_CONTENT: u8 = 32;
+const ORIGIN_KIND: u8 = 33;
+
+/// The schema of a Claude Code record, indexed by node.
+pub(crate) static SCHEMA: [Node; 34] = {
+    let mut s = [LEAF; 34];
+    s[ROOT as usize] = Node {
+        keys: &[
+            (b"type", TYPE),
+            (b"timestamp", TIMESTAMP),
+            (b"isSidechain", SIDECHAIN),
+            (b"isMeta", META),
+            (b"isCompactSummary", COMPACT_SUMMARY),
+            (b"message", MESSAGE),
+            (b"content", RECORD_CONTENT),
+            (b"attachment", ATTACHMENT),
+            (b"operation", OPERATION),
+        ],
+        elem: 0,
+    };
+    s[MESSAGE as usize] = Node { keys: &[(b"content", CONTENT)], elem: 0 };
+    s[CONTENT as usize] = Node { keys: &[], elem: BLOCK };
+    s[BLOCK as usize] = Node {
+        keys: &[
+            (b"type", BLOCK_TYPE),
+            (b"text", TEXT),
+            (b"thinking", THINKING),
+            (b"name", NAME),
+            (b"id", ID),
+            (b"input", INPUT),
+            (b"tool_use_id", TOOL_USE_ID),
+            (b"content", RESULT),
+            (b"title", TITLE),
+            (b"source", SOURCE),
+        ],
+        elem: 0,
+    };
+    s[RESULT as usize] = Node { keys: &[], elem: PART };
+    s[RECORD_CONTENT as usize] = Node { keys: &[], elem: PART };
+    s[ATTACHMENT_CONTENT as usize] = Node { keys: &[], elem: PART };
+    s[PART as usize] = Node { keys: &[(b"type", PART_TYPE), (b"text", PART_TEXT)], elem: 0 };
+    s[SOURCE as usize] = Node { keys: &[(b"type", SOURCE_TYPE), (b"data", SOURCE_DATA)], elem: 0 };
+    s[ATTACHMENT as usize] = Node {
+        keys: &[
+            (b"type", ATTACHMENT_TYPE),
+            (b"prompt", PROMPT),
+            (b"commandMode", COMMAND_MODE),
+            (b"origin", ORIGIN),
+            (b"content", ATTACHMENT_CONTENT),
+        ],
+        elem: 0,
+    };
+    s[ORIGIN as usize] = Node { keys: &[(b"kind", ORIGIN_KIND)], elem: 0 };
+    s
+};
+
+const PARTS: PartKeys = PartKeys { ty: PART_TYPE, text: PART_TEXT };
+
+/// The messages of one record.
+pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+    let Some(root) = rec.root() else { return Ok(()) };
+    let time = conv.stamp(rec.word(root, TIMESTAMP));
+    let ty = rec.word(root, TYPE);
+    let speaks = matches!(ty, b"user" | b"assistant");
+    if !in_thread(conv, rec.flag(root, SIDECHAIN), speaks) {
+        return Ok(());
+    }
+    match ty {
+        b"user" | b"assistant" => message(rec, root, ty == b"user", time, store, conv),
+        b"system" => {
+            store.open(Kind::System, time, 0)?;
+            conv::parts(rec, rec.child(root, RECORD_CONTENT), PARTS, store)?;
+            store.close();
+            Ok(())
+        }
+        b"attachment" => attachment(rec, root, time, store, conv),
+        b"queue-operation" => queue(rec, root, time, store, conv),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a record with this `isSidechain` belongs to the chat's thread.
+fn in_thread(conv: &mut Conv, side: Option<bool>, speaks: bool) -> bool {
+    match (conv.thread, side) {
+        (None, side) => {
+            if speaks {
+                conv.thread = Some(side.unwrap_or(false));
+            }
+            true
+        }
+        (Some(thread), Some(side)) => side == thread,
+        (Some(_), None) => true,
+    }
+}
+
+fn message(rec: &Rec, root: usize, user: bool, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+    let injected = rec.flag(root, META) == Some(true) || rec.flag(root, COMPACT_SUMMARY) == Some(true);
+    let said = match (user, injected) {
+        (true, false) => Kind::User,
+        (true, true) => Kind::System,
+        (false, _) => Kind::Assistant,
+    };
+    let Some(content) = rec.child(root, MESSAGE).and_then(|m| rec.child(m, CONTENT)) else {
+        return Ok(());
+    };
+    match rec.val(content) {
+        Val::Str => store.one(said, time, rec.str_span(content)),
+        Val::Arr => {
+            for b in rec.items(content) {
+                block(rec, b, said, time, store, conv)?;
+            }
+            Ok(())
+        }
+        _ => store.one(said, time, rec.raw_span(content)),
+    }
+}
+
+/// One content block: one message.
+fn block(rec: &Rec, b: usize, said: Kind, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+    if rec.val(b) != Val::Obj {
+        return store.one(said, time, rec.value_span(b));
+    }
+    let text = |k: u8| rec.child(b, k).filter(|&t| rec.val(t) == Val::Str);
+    match rec.word(b, BLOCK_TYPE) {
+        b"text" if text(TEXT).is_some() => store.one(said, time, text(TEXT).and_then(|t| rec.str_span(t))),
+        // Claude Code keeps only the signature of redacted thinking: an
+        // empty text, or an encrypted block, is nothing to show.
+        b"thinking" if text(THINKING).is_some() => {
+            let t = text(THINKING).filter(|&t| rec.entries[t].out > 0);
+            store.one(Kind::Thinking, time, t.and_then(|t| rec.str_span(t)))
+        }
+        b"redacted_thinking" => Ok(()),
+        t if t.ends_with(b"tool_use") => {
+            let c = Call {
+                tool: rec.word(b, NAME).to_vec(),
+                id: hash(rec.word(b, ID)),
+                name: rec.child(b, NAME),
+                input: rec.child(b, INPUT),
+                whole: Some(b),
+            };
+            conv::call(rec, c, time, store, conv)
+        }
+        t if t.ends_with(b"tool_result") => {
+            conv::result(rec, rec.word(b, TOOL_USE_ID), rec.child(b, RESULT), PARTS, time, store, conv)
+        }
+        t if t.ends_with(b"image") => store.one(said, time, Some(Span::lit(LIT_IMAGE))),
+        b"document" => document(rec, b, said, time, store),
+        _ => store.one(said, time, rec.raw_span(b)),
+    }
+}
+
+/// A document the person attached: its title, then its text when it is
+/// text, else `[document]`.
+fn document(rec: &Rec, b: usize, said: Kind, time: u32, store: &mut Store) -> Result<(), Full> {
+    store.open(said, time, 0)?;
+    conv::put(store, rec.child(b, TITLE).and_then(|t| rec.value_span(t)))?;
+    let source = rec.child(b, SOURCE).filter(|&s| rec.val(s) == Val::Obj);
+    let data = source.filter(|&s| rec.word(s, SOURCE_TYPE) == b"text").and_then(|s| rec.child(s, SOURCE_DATA));
+    match data {
+        Some(d) => conv::put(store, rec.value_span(d))?,
+        None => store.put(Span::lit(LIT_DOCUMENT))?,
+    }
+    store.close();
+    Ok(())
+}
+
+fn attachment(rec: &Rec, root: usize, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+    let Some(a) = rec.child(root, ATTACHMENT).filter(|&a| rec.val(a) == Val::Obj) else {
+        return Ok(());
+    };
+    match rec.word(a, ATTACHMENT_TYPE) {
+        b"queued_command" => queued(rec, root, a, time, store, conv),
+        b"hook_system_message" | b"hook_additional_context" => {
+            store.open(Kind::System, time, 0)?;
+            conv::parts(rec, rec.child(a, ATTACHMENT_CONTENT), PARTS, store)?;
+            store.close();
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A prompt delivered while the model worked. A person's, unless the
+/// record says it came from elsewhere (a peer, a task finishing); versions
+/// that do not say typed prompts in `prompt` mode.
+fn queued(rec: &Rec, root: usize, a: usize, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+    let Some(prompt) = rec.child(a, PROMPT) else { return Ok(()) };
+    let human = match rec.child(a, ORIGIN) {
+        Some(o) => rec.word(o, ORIGIN_KIND) == b"human",
+        None => matches!(rec.word(a, COMMAND_MODE), b"" | b"prompt"),
+    };
+    let kind = if human && rec.flag(root, META) != Some(true) { Kind::User } else { Kind::System };
+    if !conv.queue.deliver(hash(rec.body(prompt))) {
+        return Ok(());
+    }
+    store.open(kind, time, 0)?;
+    conv::parts(rec, Some(prompt), PARTS, store)?;
+    store.close();
+    Ok(())
+}
+
+fn queue(rec: &Rec, root: usize, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+    match rec.word(root, OPERATION) {
+        b"enqueue" => {
+            let content = rec.child(root, RECORD_CONTENT);
+            let mut spans = Vec::new();
+            conv::parts(rec, content, PARTS, &mut spans)?;
+            let hash = content.map_or(0, |c| hash(rec.body(c)));
+            conv.queue.enqueue(Pending { hash, spans, delivered: false });
+        }
+        b"remove" => {
+            let Some(p) = conv.queue.pop() else { return Ok(()) };
+            if p.delivered || p.spans.is_empty() {
+                return Ok(());
+            }
+            store.open(Kind::User, time, 0)?;
+            for s in p.spans {
+                store.put(s)?;
+            }
+            store.close();
+            conv.queue.said_at_remove(p.hash);
+        }
+        b"dequeue" => drop(conv.queue.pop()),
+        b"popAll" => conv.queue.clear(),
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! `Index`: one transcript's messages, fed complete lines by the caller.
+//!
+//! ```
+//! use nineagents::chat::{Format, Index};
+//! let file = br#"{"type":"user","message":{"content":"hi"}}
+//! {"type":"assistant","message":{"content":[{"type":"text","text":"hel"#;
+//! let mut ix = Index::new(Format::Claude, 1 << 20);
+//! let used = ix.feed(0, file);
+//! assert_eq!((ix.len(), used), (1, 44)); // the second line is not complete
+//! let mut name = Vec::new();
+//! ix.name(0, &mut name);
+//! assert_eq!(name, b"00000000-user");
+//! assert_eq!(ix.lookup(b"00000000-user"), Some(0));
+//! let plan = ix.render_plan(0, 0, 100).unwrap();
+//! let input = &file[plan.file_offset as usize..][..plan.file_len as usize];
+//! let mut out = Vec::new();
+//! ix.render(&plan, input, &mut out);
+//! assert_eq!(out, b"hi\n");
+//! ```
+//!
+//! Memory: 16 bytes per message and 16 per span (most messages are one
+//! span, a tool call two), plus the tool names (255 × 49 bytes at most),
+//! the last 256 calls (4 KB) and the walk's buffers for the longest line.
+
+use super::claude;
+use super::codex;
+use super::conv::Conv;
+use super::render::Cursor;
+use super::scan::{Simd, Visit};
+use super::store::{Full, Msg, Store};
+use super::walk::{Rec, Walker};
+use super::{Format, Kind, ID_DIGITS, MAX_MESSAGES_LIMIT};
+
+/// Bytes at each end of what an index covers that tell a rewrite: a file
+/// truncated and rewritten to the same size or longer keeps its inode, and
+/// only its bytes can say it is no longer the file that was indexed.
+pub const PROBE_LEN: usize = 64;
+
+/// Spans an index may hold per message it may hold: most messages are
+/// one span, a tool call two, a long codex prompt a handful.
+const SPANS_PER_MESSAGE: usize = 4;
+
+/// The index of one transcript.
+pub struct Index {
+    format: Format,
+    simd: Simd,
+    /// Bytes indexed: always the end of a complete line.
+    covered: u64,
+    full: bool,
+    pub(crate) store: Store,
+    conv: Conv,
+    walker: Walker,
+    head: [u8; PROBE_LEN],
+    head_len: usize,
+    tail: [u8; PROBE_LEN],
+    tail_len: usize,
+    pub(crate) cursor: Cursor,
+}
+
+/// What a stat of a message says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub kind: Kind,
+    /// Unix seconds the record says it was written.
+    pub time: u32,
+    /// The bytes a read of the whole message returns.
+    pub size: u64,
+}
+
+/// The byte ranges of the file `Index::unchanged` compares, as offsets
+/// and lengths: read them afresh and pass them in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    pub head: (u64, usize),
+    pub tail: (u64, usize),
+}
+
+impl Index {
+    /// An empty index of a transcript in `format` that holds at most
+    /// `max_messages` messages (capped at `MAX_MESSAGES_LIMIT`).
+    pub fn new(format: Format, max_messages: usize) -> Index {
+        Index::with_simd(format, max_messages, Simd::detect())
+    }
+
+    pub(crate) fn with_simd(format: Format, max_messages: usize, simd: Simd) -> Index {
+        let max_messages = max_messages.min(MAX_MESSAGES_LIMIT);
+        let schema = match format {
+            Format::Claude => &claude::SCHEMA[..],
+            Format::Codex => &codex::SCHEMA[..],
+        };
+        Index {
+            format,
+            simd,
+            covered: 0,
+            full: false,
+            store: Store::new(max_messages, max_messages.saturating_mul(SPANS_PER_MESSAGE)),
+            conv: Conv::new(),
+            walker: Walker::new(schema),
+            head: [0; PROBE_LEN],
+            head_len: 0,
+            tail: [0; PROBE_LEN],
+            tail_len: 0,
+            cursor: Cursor::default(),
+        }
+    }
+
+    /// Empties the index: the file is another one now.
+    pub fn reset(&mut self) {
+        *self = Index::with_simd(self.format, self.store.max_messages, self.simd);
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Bytes of the file indexed so far: the next `feed` starts here.
+    pub fn covered(&self) -> u64 {
+        self.covered
+    }
+
+    /// Messages indexed.
+    pub fn len(&self) -> usize {
+        self.store.msgs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.store.msgs.is_empty()
+    }
+
+    /// The transcript has more messages than the index holds: nothing past
+    /// `covered()` is indexed, and a listing is to answer an error.
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
+    /// Indexes the complete lines of `bytes`, which are the file's from
+    /// `file_offset` on; `file_offset` must be `covered()`. Returns the
+    /// bytes used: up to the end of the last complete line. A line without
+    /// its newline is still being written; pass it again, with more, next
+    /// time. A line longer than the caller's buffer needs a larger buffer.
+    /// Nothing is used once the index is `full`, or from the wrong offset.
+    pub fn feed(&mut self, file_offset: u64, bytes: &[u8]) -> usize {
+        if self.full || file_offset != self.covered {
+            return 0;
+        }
+        let mut feed = Feed {
+            bytes,
+            at: file_offset,
+            line: 0,
+            format: self.format,
+            walker: &mut self.walker,
+            store: &mut self.store,
+            conv: &mut self.conv,
+            full: false,
+        };
+        feed.walker.reset(0);
+        self.simd.scan(bytes, &mut feed);
+        let (used, full) = (feed.line, feed.full);
+        self.full = full;
+        self.remember_ends(&bytes[..used]);
+        self.covered += used as u64;
+        used
+    }
+
+    /// Keeps the first and last `PROBE_LEN` bytes covered, given the bytes
+    /// just added.
+    fn remember_ends(&mut self, added: &[u8]) {
+        let take = added.len().min(PROBE_LEN - self.head_len);
+        self.head[self.head_len..self.head_len + take].copy_from_slice(&added[..take]);
+        self.head_len += take;
+        if added.len() >= PROBE_LEN {
+            self.tail.copy_from_slice(&added[added.len() - PROBE_LEN..]);
+            self.tail_len = PROBE_LEN;
+            return;
+        }
+        let keep = self.tail_len.min(PROBE_LEN - added.len());
+        self.tail.copy_within(self.tail_len - keep..self.tail_len, 0);
+        self.tail[keep..keep + added.len()].copy_from_slice(added);
+        self.tail_len = keep + added.len();
+    }
+
+    /// Where the bytes `unchanged` compares are.
+    pub fn probe(&self) -> Probe {
+        Probe { head: (0, self.head_len), tail: (self.covered - self.tail_len as u64, self.tail_len) }
+    }
+
+    /// Whether the file still holds what was indexed, given the bytes at
+    /// `probe()`'s ranges read afresh. A file that grew and kept them is
+    /// indexed on from `covered()`; one that shrank, was born again under
+    /// the same inode, or fails this is another file: start over.
+    pub fn unchanged(&self, head: &[u8], tail: &[u8]) -> bool {
+        head == &self.head[..self.head_len] && tail == &self.tail[..self.tail_len]
+    }
+
+    fn msg(&self, id: usize) -> Option<&Msg> {
+        self.store.msgs.get(id)
+    }
+
+    /// Kind, time and size of message `id`.
+    pub fn info(&self, id: usize) -> Option<Info> {
+        self.msg(id).map(|m| Info { kind: m.kind, time: m.time, size: u64::from(m.size) })
+    }
+
+    /// What a message's name says after its id: its kind, or its tool's
+    /// name (and `-result` for the tool's answer).
+    fn label(&self, m: &Msg) -> (&[u8], &'static [u8]) {
+        match self.conv.tools.name(m.tool) {
+            Some(t) if m.kind == Kind::ToolResult => (t, b"-result"),
+            Some(t) => (t, b""),
+            None => (m.kind.label().as_bytes(), b""),
+        }
+    }
+
+    /// Appends `<id>-<label>` to `out`, the id as exactly `ID_DIGITS`
+    /// digits. False when there is no message `id`.
+    pub fn name(&self, id: usize, out: &mut Vec<u8>) -> bool {
+        let Some(m) = self.msg(id) else { return false };
+        let (label, suffix) = self.label(m);
+        out.extend_from_slice(format!("{id:0width$}-", width = ID_DIGITS).as_bytes());
+        out.extend_from_slice(label);
+        out.extend_from_slice(suffix);
+        true
+    }
+
+    /// The message a file name names. Every message answers to exactly one
+    /// name: the id in its one spelling and the label it really has.
+    pub fn lookup(&self, name: &[u8]) -> Option<usize> {
+        let (digits, rest) = name.split_at_checked(ID_DIGITS)?;
+        let label = rest.strip_prefix(b"-")?;
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let id = digits.iter().fold(0usize, |v, &d| v * 10 + usize::from(d - b'0'));
+        let (want, suffix) = self.label(self.msg(id)?);
+        (label.strip_suffix(suffix)? == want).then_some(id)
+    }
+}
+
+/// One `feed`: the scan's events go to the walk; a newline hands the
+/// walked line to its format.
+struct Feed<'a> {
+    bytes: &'a [u8],
+    at: u64,
+    /// Start of the line being walked.
+    line: usize,
+    format: Format,
+    walker: &'a mut Walker,
+    store: &'a mut Store,
+    conv: &'a mut Conv,
+    full: bool,
+}
+
+impl Visit for Feed<'_> {
+    #[inline(always)]
+    fn quote(&mut self, pos: usize, open: bool, saved: u64) {
+        self.walker.quote(self.bytes, pos, open, saved);
+    }
+
+    #[inline(always)]
+    fn structural(&mut self, pos: usize, byte: u8) {
+        self.walker.structural(self.bytes, pos, byte);
+    }
+
+    fn newline(&mut self, pos: usize) -> bool {
+        let line = &self.bytes[self.line..pos];
+        self.walker.finish(line.len());
+        let rec = Rec { line, at: self.at + self.line as u64, entries: &self.walker.entries };
+        let (msgs, spans) = (self.store.msgs.len(), self.store.spans.len());
+        let done = match self.format {
+            Format::Claude => claude::line(&rec, self.store, self.conv),
+            Format::Codex => codex::line(&rec, self.store, self.conv),
+        };
+        if done == Err(Full) {
+            // A cap: this line is left whole for nobody, and the listing
+            // says so instead of ending early.
+            self.store.truncate(msgs, spans);
+            self.full = true;
+            return false;
+        }
+        self.line = pos + 1;
+        self.walker.reset(pos + 1);
+        true
+    }
+}

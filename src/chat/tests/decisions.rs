@@ -1,0 +1,299 @@
+//! One test per row of docs/CHAT.md: what each record type the real
+//! transcripts hold becomes. The lines are written for the tests in the
+//! shapes the real files have (see ../shared/data/transcripts/SOURCES.md).
+
+use super::*;
+
+/// The names and texts `file` reads as.
+fn said(format: Format, ls: &[&str]) -> Vec<(String, String)> {
+    let file = lines(ls);
+    let mut ix = index(format, &file);
+    assert_reads_agree(&mut ix, &file);
+    (0..ix.len())
+        .map(|id| {
+            let mut n = Vec::new();
+            ix.name(id, &mut n);
+            let name = String::from_utf8(n[9..].to_vec()).unwrap();
+            (name, text(&mut ix, &file, id))
+        })
+        .collect()
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+#[test]
+fn claude_bookkeeping_records_are_not_messages() {
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"summary","summary":"Empty Repo Setup","leafUuid":"u1"}"#,
+            r#"{"type":"file-history-snapshot","messageId":"m","snapshot":{"trackedFileBackups":{}},"isSnapshotUpdate":false}"#,
+            r#"{"type":"progress","data":{"type":"bash_progress","output":"partial","fullOutput":"partial"},"timestamp":"2026-01-18T08:09:00.000Z"}"#,
+            r#"{"type":"progress","data":{"type":"agent_progress","message":{"type":"user","message":{"content":"sub"}}}}"#,
+            r#"{"type":"ai-title","aiTitle":"A title","sessionId":"s"}"#,
+            r#"{"type":"custom-title","customTitle":"Mine","sessionId":"s"}"#,
+            r#"{"type":"agent-name","agentName":"keys","sessionId":"s"}"#,
+            r#"{"type":"last-prompt","lastPrompt":"copy of a prompt","sessionId":"s"}"#,
+            r#"{"type":"mode","mode":"normal","sessionId":"s"}"#,
+            r#"{"type":"permission-mode","permissionMode":"default","sessionId":"s"}"#,
+            r#"{"type":"pr-link","prNumber":1,"prUrl":"https://example.com/pr/1"}"#,
+            r#"{"type":"system","subtype":"api_error","level":"error","error":{"status":429},"retryAttempt":1}"#,
+            r#"{"type":"system","subtype":"turn_duration","durationMs":9417,"messageCount":5}"#,
+            r#"{"type":"system","subtype":"stop_hook_summary","hookCount":1,"hookInfos":[{"command":"x"}]}"#,
+            r#"{"type":"attachment","attachment":{"type":"skill_listing","content":"- a skill"}}"#,
+            r#"{"type":"attachment","attachment":{"type":"todo_reminder","content":[{"content":"todo","status":"pending"}]}}"#,
+            r#"{"type":"attachment","attachment":{"type":"nested_memory","path":"/CLAUDE.md","content":{"content":"@AGENTS.md\n"}}}"#,
+            r#"{"type":"attachment","attachment":{"type":"edited_text_file","filename":"/a.md","snippet":"1\tline"}}"#,
+            r#"{"type":"attachment","attachment":{"type":"hook_success","hookName":"SessionStart","content":"","stdout":"{}"}}"#,
+            r#"{"type":"attachment","attachment":{"type":"date_change","newDate":"2026-05-11"}}"#,
+            r#"{"type":"queue-operation","operation":"dequeue","timestamp":"2025-11-10T12:27:57.808Z"}"#,
+        ],
+    );
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn claude_system_records_that_carry_text_are_the_harness_speaking() {
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","compactMetadata":{"trigger":"auto"}}"#,
+            r#"{"type":"system","subtype":"microcompact_boundary","content":"Context microcompacted"}"#,
+            r#"{"type":"system","subtype":"away_summary","content":"You asked to upgrade."}"#,
+            r#"{"type":"system","subtype":"informational","content":"Auto mode lets Claude..."}"#,
+            r#"{"type":"system","subtype":"bridge_status","content":"/remote-control is active.","url":"https://example.com"}"#,
+            r#"{"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued"}}"#,
+        ],
+    );
+    let want = [
+        ("system", "Conversation compacted\n"),
+        ("system", "Context microcompacted\n"),
+        ("system", "You asked to upgrade.\n"),
+        ("system", "Auto mode lets Claude...\n"),
+        ("system", "/remote-control is active.\n"),
+        ("system", "This session is being continued\n"),
+    ];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn claude_hooks_speak_through_two_attachments() {
+    let got = said(
+        Format::Claude,
+        &[
+            r##"{"type":"attachment","attachment":{"type":"hook_system_message","content":"# status\n\nno memory yet"}}"##,
+            r#"{"type":"attachment","attachment":{"type":"hook_additional_context","content":["first context","second"]}}"#,
+        ],
+    );
+    assert_eq!(got, pairs(&[("system", "# status\n\nno memory yet\n"), ("system", "first context\nsecond\n")]));
+}
+
+#[test]
+fn claude_documents_images_and_unknown_blocks_are_shown_not_dropped() {
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"{\n  \"a\": 1\n}"},"title":"a.json"}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="},"title":"a.pdf"}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","data":"iVBO"}},{"type":"text","text":"what is this?"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"redacted_thinking","data":"EvEW"},{"type":"server_tool_use","id":"s1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"s1","content":[{"type":"web_search_result","url":"u"}]},{"type":"new_block","x":1}]}}"#,
+        ],
+    );
+    let want = [
+        ("user", "a.json\n{\n  \"a\": 1\n}\n"),
+        ("user", "a.pdf\n[document]\n"),
+        ("user", "[image]\n"),
+        ("user", "what is this?\n"),
+        ("web_search", "web_search\n{\"query\":\"q\"}\n"),
+        ("web_search-result", "{\"type\":\"web_search_result\",\"url\":\"u\"}\n"),
+        ("assistant", "{\"type\":\"new_block\",\"x\":1}\n"),
+    ];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn claude_tool_results_show_their_images_and_references() {
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"r1","name":"Read","input":{"file_path":"/a.png"}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"tool_use_id":"r1","type":"tool_result","content":[{"type":"image","source":{"type":"base64","data":"iVBO"}},{"type":"text","text":"caption"}]}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"r2","content":[{"type":"tool_reference","tool_name":"WebFetch"}]}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"r3"}]}}"#,
+        ],
+    );
+    let want = [
+        ("read", "Read\n{\"file_path\":\"/a.png\"}\n"),
+        ("read-result", "[image]\ncaption\n"),
+        ("tool-result", "{\"type\":\"tool_reference\",\"tool_name\":\"WebFetch\"}\n"),
+        ("tool-result", ""),
+    ];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn claude_thinking_is_shown_unless_redacted_to_nothing() {
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"","signature":"abc"}]}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"let me see","signature":"abc"}]}}"#,
+        ],
+    );
+    assert_eq!(got, pairs(&[("thinking", "let me see\n")]));
+}
+
+#[test]
+fn a_subagents_thread_is_not_this_chat_but_a_subagent_file_is_its_own() {
+    let main = [
+        r#"{"type":"user","isSidechain":false,"message":{"content":"main"}}"#,
+        r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"sub says"}]}}"#,
+        r#"{"type":"assistant","isSidechain":false,"message":{"content":[{"type":"text","text":"main says"}]}}"#,
+    ];
+    assert_eq!(said(Format::Claude, &main), pairs(&[("user", "main\n"), ("assistant", "main says\n")]));
+    let sub = [
+        r#"{"type":"attachment","isSidechain":true,"attachment":{"type":"hook_system_message","content":"sub hook"}}"#,
+        r#"{"type":"user","isSidechain":true,"agentId":"a1","message":{"content":"task"}}"#,
+        r#"{"type":"assistant","isSidechain":true,"agentId":"a1","message":{"content":[{"type":"text","text":"done"}]}}"#,
+    ];
+    let want = [("system", "sub hook\n"), ("user", "task\n"), ("assistant", "done\n")];
+    assert_eq!(said(Format::Claude, &sub), pairs(&want));
+}
+
+#[test]
+fn a_queued_prompt_is_said_once_where_it_is_delivered() {
+    let got = said(
+        Format::Claude,
+        &[
+            // Delivered after the turn: the user record says it.
+            r#"{"type":"queue-operation","operation":"enqueue","content":"after the turn"}"#,
+            r#"{"type":"queue-operation","operation":"dequeue"}"#,
+            r#"{"type":"user","message":{"content":"after the turn"}}"#,
+            // Mid-turn, attachment first: the attachment says it.
+            r#"{"type":"queue-operation","operation":"enqueue","content":"mid-turn A"}"#,
+            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":"mid-turn A","commandMode":"prompt"}}"#,
+            r#"{"type":"queue-operation","operation":"remove"}"#,
+            // Mid-turn, remove first: the remove says it, not the attachment.
+            r#"{"type":"queue-operation","operation":"enqueue","content":"stop"}"#,
+            r#"{"type":"queue-operation","operation":"remove","timestamp":"2026-04-05T07:40:46.400Z"}"#,
+            r#"{"type":"attachment","attachment":{"type":"queued_command","prompt":"stop","commandMode":"prompt"}}"#,
+            // Mid-turn with nothing but the remove (2.1.92).
+            r#"{"type":"queue-operation","operation":"enqueue","content":"show me the list"}"#,
+            r#"{"type":"queue-operation","operation":"remove"}"#,
+            // Taken back to the input box: nothing said yet.
+            r#"{"type":"queue-operation","operation":"enqueue","content":"draft"}"#,
+            r#"{"type":"queue-operation","operation":"popAll","content":"draft"}"#,
+            r#"{"type":"queue-operation","operation":"remove"}"#,
+        ],
+    );
+    let want = [("user", "after the turn\n"), ("user", "mid-turn A\n"), ("user", "stop\n"), ("user", "show me the list\n")];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn codex_bookkeeping_records_are_not_messages() {
+    let got = said(
+        Format::Codex,
+        &[
+            r#"{"timestamp":"2026-07-25T21:39:16.135Z","type":"session_meta","payload":{"id":"t","base_instructions":{"text":"You are Codex"}}}"#,
+            r#"{"timestamp":"2026-07-25T21:40:16.135Z","type":"session_meta","payload":{"id":"t","thread_source":"user"}}"#,
+            r#"{"timestamp":"2026-07-25T21:39:16.135Z","type":"turn_context","payload":{"cwd":"/","model":"gpt"}}"#,
+            r#"{"timestamp":"2026-07-25T21:39:16.135Z","type":"world_state","payload":{"full":true,"state":{"current_date":"2026-07-26"}}}"#,
+            r#"{"timestamp":"2026-07-25T21:39:16.135Z","type":"event_msg","payload":{"type":"agent_message","message":"copy","phase":"commentary"}}"#,
+            r#"{"timestamp":"2026-07-25T21:39:16.135Z","type":"event_msg","payload":{"type":"agent_reasoning","text":"**copy**"}}"#,
+            r#"{"timestamp":"2026-07-25T21:39:16.135Z","type":"event_msg","payload":{"type":"exited_review_mode","review_output":{"findings":[]}}}"#,
+            r#"{"timestamp":"2025-11-22T20:48:37.053Z","type":"response_item","payload":{"type":"ghost_snapshot","ghost_commit":{"id":"d8b2"}}}"#,
+            r#"{"timestamp":"2025-11-22T20:48:37.053Z","type":"response_item","payload":{"type":"compaction","encrypted_content":"gAAA"}}"#,
+            r#"{"timestamp":"2026-07-26T08:37:07.756Z","type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"old"}]}]}}"#,
+            r#"{"id":"6fa6","timestamp":"2025-09-24T01:49:52.132Z","instructions":null,"git":{}}"#,
+            r#"{"record_type":"state"}"#,
+        ],
+    );
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn codex_messages_by_role_whatever_their_phase() {
+    let got = said(
+        Format::Codex,
+        &[
+            r#"{"timestamp":"2026-02-22T13:04:25.104Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"looking"}],"phase":"commentary"}}"#,
+            r#"{"timestamp":"2026-02-22T13:04:25.104Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}],"phase":"final_answer"}}"#,
+            r#"{"timestamp":"2026-02-22T13:04:02.192Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>"},{"type":"input_text","text":"<app-context>"}]}}"#,
+            r#"{"timestamp":"2026-05-12T13:46:14.038Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<subagent_notification>\n{}"}]}}"#,
+            r#"{"timestamp":"2026-05-12T13:46:14.038Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<turn_aborted>\nThe user interrupted"}]}}"#,
+            r#"{"timestamp":"2026-05-12T13:57:11.936Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"why?\n"},{"type":"input_text","text":"<image>"},{"type":"input_image","image_url":"data:image/png;base64,iVBO"},{"type":"input_text","text":"</image>"}]}}"#,
+        ],
+    );
+    let want = [
+        ("assistant", "looking\n"),
+        ("assistant", "done\n"),
+        ("system", "<permissions instructions>\n<app-context>\n"),
+        ("system", "<subagent_notification>\n{}\n"),
+        ("system", "<turn_aborted>\nThe user interrupted\n"),
+        ("user", "why?\n<image>\n[image]\n</image>\n"),
+    ];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn codex_tool_calls_of_every_shape_are_named_after_their_tool() {
+    let got = said(
+        Format::Codex,
+        &[
+            r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"tool_search_call","call_id":"ts1","execution":"client","arguments":{"query":"calendar"}}}"#,
+            r#"{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"tool_search_output","call_id":"ts1","execution":"client","tools":[{"name":"cal"}]}}"#,
+            r#"{"timestamp":"2026-01-01T00:00:02Z","type":"response_item","payload":{"type":"local_shell_call","call_id":"l1","status":"completed","action":{"type":"exec","command":["ls"]}}}"#,
+            r#"{"timestamp":"2026-01-01T00:00:03Z","type":"response_item","payload":{"type":"function_call_output","call_id":"l1","output":[{"type":"input_text","text":"Script completed\n"},{"type":"input_image","image_url":"data:"}]}}"#,
+            r#"{"timestamp":"2026-01-01T00:00:04Z","type":"response_item","payload":{"type":"brand_new_item","text":"said somehow"}}"#,
+        ],
+    );
+    let want = [
+        ("tool_search", "tool_search_call\n{\"query\":\"calendar\"}\n"),
+        (
+            "tool_search-result",
+            "{\"type\":\"tool_search_output\",\"call_id\":\"ts1\",\"execution\":\"client\",\"tools\":[{\"name\":\"cal\"}]}\n",
+        ),
+        ("local_shell", "local_shell_call\n{\"type\":\"exec\",\"command\":[\"ls\"]}\n"),
+        ("local_shell-result", "Script completed\n[image]\n"),
+        ("system", "{\"type\":\"brand_new_item\",\"text\":\"said somehow\"}\n"),
+    ];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn codex_reasoning_in_the_clear_is_thinking_and_a_compaction_summary_is_the_harness() {
+    let got = said(
+        Format::Codex,
+        &[
+            r#"{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"**Plan**"}],"content":[{"type":"reasoning_text","text":"step one"}],"encrypted_content":"gAAA"}}"#,
+            r#"{"timestamp":"2026-01-01T00:00:01Z","type":"compacted","payload":{"message":"Summary of the work so far","replacement_history":[]}}"#,
+        ],
+    );
+    assert_eq!(got, pairs(&[("thinking", "**Plan**\nstep one\n"), ("system", "Summary of the work so far\n")]));
+}
+
+#[test]
+fn a_legacy_rollout_reads_its_bare_items() {
+    let file = lines(&[
+        r#"{"id":"6fa6","timestamp":"2025-09-24T01:49:52.132Z","instructions":null,"git":{}}"#,
+        r#"{"record_type":"state"}"#,
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>E:\\x</cwd>"}]}"#,
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"update the plan"}]}"#,
+        r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"**Planning**"}],"content":null,"encrypted_content":"gAAA"}"#,
+        r#"{"type":"function_call","name":"update_plan","arguments":"{\"plan\":[]}","call_id":"call_J"}"#,
+        r#"{"type":"function_call_output","call_id":"call_J","output":"Plan updated"}"#,
+        r#"{"record_type":"state"}"#,
+    ]);
+    let mut ix = index(Format::Codex, &file);
+    assert_eq!(
+        names(&ix),
+        "00000000-system 00000001-user 00000002-thinking 00000003-update_plan 00000004-update_plan-result"
+    );
+    assert_eq!(text(&mut ix, &file, 3), "update_plan\n{\"plan\":[]}\n");
+    assert_eq!(text(&mut ix, &file, 0), "<environment_context>\n  <cwd>E:\\x</cwd>\n");
+    // The items carry no time: they were written after the header's.
+    assert_eq!(ix.info(4).unwrap().time, crate::chat::parse_time(b"2025-09-24T01:49:52.132Z").unwrap());
+}

@@ -1,0 +1,139 @@
+//! A quick measure of indexing speed on a synthetic codex rollout, against
+//! the seed's memchr2 quote-to-quote walk. Ignored by default; the real
+//! benchmark lives in bench/. Run with
+//! `cargo test --release --lib chat::tests::speed -- --ignored --nocapture`
+//! (`CHAT_SPEED_MB` sets the size, 228 by default).
+
+use super::*;
+use std::time::Instant;
+
+/// JSON string escaping, as serde_json does it.
+fn escape(s: &[u8], out: &mut Vec<u8>) {
+    for &c in s {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0..=0x1f => out.extend_from_slice(format!("\\u{c:04x}").as_bytes()),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// Tool-output-like text: code, paths, quotes, newlines.
+fn prose(seed: &mut u64, len: usize) -> Vec<u8> {
+    const WORDS: [&[u8]; 16] = [
+        b"fn", b"let", b"self.index", b"\"path\"", b"src/chat/mod.rs", b"=>", b"{", b"}", b"\n    ", b"\\d+",
+        b"Ok(())", b"error:", b"'a'", b"\"\"", b"\n", b"value",
+    ];
+    let mut out = Vec::with_capacity(len + 32);
+    while out.len() < len {
+        out.extend_from_slice(WORDS[(xorshift(seed) % 16) as usize]);
+        out.push(b' ');
+    }
+    out
+}
+
+/// A rollout of about `size` bytes: most of it escaped tool output (JSON
+/// inside JSON) and base64 reasoning.
+fn rollout(size: usize) -> Vec<u8> {
+    let mut seed = 0x2280_0000_u64;
+    let mut out = Vec::with_capacity(size + (1 << 20));
+    let head = br#"{"timestamp":"2026-09-24T12:51:26.691Z","type":"response_item","payload":"#;
+    while out.len() < size {
+        let pick = xorshift(&mut seed) % 10;
+        out.extend_from_slice(head);
+        match pick {
+            0..=4 => {
+                let mut inner = br#"{"output":""#.to_vec();
+                let n = 500 + (xorshift(&mut seed) % 12_000) as usize;
+                escape(&prose(&mut seed, n), &mut inner);
+                inner.extend_from_slice(br#"","metadata":{"exit_code":0,"duration_seconds":0.1}}"#);
+                out.extend_from_slice(br#"{"type":"function_call_output","call_id":"call_x","output":""#);
+                escape(&inner, &mut out);
+                out.extend_from_slice(b"\"}}\n");
+            }
+            5..=7 => {
+                out.extend_from_slice(br#"{"type":"reasoning","summary":[{"type":"summary_text","text":"**Planning**"}],"content":null,"encrypted_content":""#);
+                let n = 1000 + (xorshift(&mut seed) % 8000) as usize;
+                out.extend((0..n).map(|_| b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(xorshift(&mut seed) % 64) as usize]));
+                out.extend_from_slice(b"\"}}\n");
+            }
+            8 => {
+                out.extend_from_slice(br#"{"type":"function_call","name":"shell","arguments":""#);
+                let mut args = br#"{"command":["bash","-lc",""#.to_vec();
+                escape(&prose(&mut seed, 300), &mut args);
+                args.extend_from_slice(br#""]}"#);
+                escape(&args, &mut out);
+                out.extend_from_slice(br#"","call_id":"call_x"}}"#);
+                out.push(b'\n');
+            }
+            _ => {
+                out.extend_from_slice(br#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":""#);
+                escape(&prose(&mut seed, 800), &mut out);
+                out.extend_from_slice(b"\"}]}}\n");
+            }
+        }
+    }
+    out
+}
+
+/// The seed's method: memchr2 from quote to quote, stepping over escapes.
+fn memchr_walk(bytes: &[u8]) -> usize {
+    let (mut i, mut quotes) = (0, 0);
+    while let Some(k) = memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+        let p = i + k;
+        if bytes[p] == b'\\' {
+            i = p + 2;
+        } else {
+            quotes += 1;
+            i = p + 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    quotes
+}
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::MAX;
+    let mut last = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        last = Some(f());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (best, last.expect("at least one run"))
+}
+
+#[test]
+#[ignore]
+fn index_speed_on_a_synthetic_rollout() {
+    let mb: usize = std::env::var("CHAT_SPEED_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(228);
+    let file = rollout(mb << 20);
+    let backslashes = file.iter().filter(|&&c| c == b'\\').count() as f64 / file.len() as f64;
+    let gb = file.len() as f64 / 1e9;
+    let (t_walk, quotes) = best_of(3, || memchr_walk(&file));
+    for simd in crate::chat::scan::tests::all_simd() {
+        let (t, n) = best_of(3, || {
+            let mut ix = Index::with_simd(Format::Codex, MAX_MESSAGES_DEFAULT, simd);
+            let mut at = 0;
+            while at < file.len() {
+                let used = ix.feed(at as u64, &file[at..(at + (1 << 20)).min(file.len())]);
+                assert!(used > 0);
+                at += used;
+            }
+            ix.len()
+        });
+        println!(
+            "{simd:?}: {:.0} MB, {n} messages, {:.1}% backslashes: index {:.2} GB/s, memchr2 walk {:.2} GB/s ({quotes} quotes), ratio {:.2}",
+            file.len() as f64 / 1e6,
+            backslashes * 100.0,
+            gb / t,
+            gb / t_walk,
+            t_walk / t,
+        );
+    }
+}

@@ -1,0 +1,575 @@
+//! The walk: from the scan's events to where, in one line, the values a
+//! format cares about start and end.
+//!
+//! A record is read through a fixed schema (`Node`): which keys of which
+//! objects matter, and what the elements of which arrays are. The walk
+//! follows the events of one line with a small stack; a value the schema
+//! names is recorded as an `Entry` (its kind, its first and last byte, and
+//! for a string how long it renders), and any other container is skipped
+//! by counting brackets, whatever is in it. Entries are in document order,
+//! each followed by its descendants, so the interpreters (`claude`,
+//! `codex`) find a value's children without searching the line.
+//!
+//! It checks nesting and the order of keys, colons and commas, not the
+//! grammar of scalars: a line that stops making sense stops being walked,
+//! and what was recorded before that still counts (a value that did not
+//! end is not used). Nothing is ever read outside the line. When a key
+//! appears twice, the first wins.
+
+use super::escape;
+use super::store::Span;
+
+/// What the schema knows of one kind of value: the keys that matter if it
+/// is an object (with the schema node of each key's value), and the node
+/// of its elements if it is an array. A node with neither is a leaf: its
+/// value is recorded whole.
+pub(crate) struct Node {
+    pub keys: &'static [(&'static [u8], u8)],
+    pub elem: u8,
+}
+
+/// A leaf, and the placeholder for node 0 (which means "not recorded").
+pub(crate) const LEAF: Node = Node { keys: &[], elem: 0 };
+
+/// The kind of a recorded value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Val {
+    Str,
+    Obj,
+    Arr,
+    Scalar,
+}
+
+/// A recorded value. Offsets are from the start of the line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    /// Its schema node.
+    pub sid: u8,
+    pub val: Val,
+    /// A string: its text does not end in a newline.
+    pub nl: bool,
+    /// First byte (a string's opening quote).
+    pub start: u32,
+    /// One past the last byte; 0 for a container that never closed.
+    pub end: u32,
+    /// A string: the bytes its body renders to.
+    pub out: u32,
+    /// The entry after its descendants.
+    pub next: u32,
+}
+
+/// Longest line walked: offsets within a line are 32 bits, and a message's
+/// size must fit one too. A longer line is not a record this can index.
+pub(crate) const LINE_MAX: usize = (1 << 31) - 1;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// After `{`: a key or `}`.
+    KeyOrEnd,
+    /// After `,` in an object: a key.
+    Key,
+    InKey,
+    Colon,
+    /// A value (after `:` or `,` in an array).
+    Value,
+    /// After `[`: a value or `]`.
+    ValueOrEnd,
+    InString,
+    /// After a value: `,` or the container's end.
+    Next,
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    sid: u8,
+    obj: bool,
+    entry: u32,
+    state: State,
+    /// The schema node of the value after the current key.
+    key_sid: u8,
+    /// Keys of this object already seen, by their index in the schema.
+    seen: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Start,
+    Open,
+    Done,
+    Dead,
+}
+
+/// The walk of one line at a time; its buffers are kept between lines.
+pub(crate) struct Walker {
+    schema: &'static [Node],
+    pub entries: Vec<Entry>,
+    frames: Vec<Frame>,
+    phase: Phase,
+    /// Depth of brackets in a container being skipped (0: not skipping),
+    /// and its entry when it is recorded whole.
+    skip: u32,
+    skip_entry: u32,
+    /// Where a scalar may begin: after the last `:`, `[` or `,`.
+    value_from: usize,
+    /// The string open now: its quote, the escape savings before it, and
+    /// its schema node (0 when not recorded).
+    str_at: usize,
+    str_saved: u64,
+    str_sid: u8,
+    line: usize,
+}
+
+impl Walker {
+    pub fn new(schema: &'static [Node]) -> Walker {
+        Walker {
+            schema,
+            entries: Vec::new(),
+            frames: Vec::new(),
+            phase: Phase::Start,
+            skip: 0,
+            skip_entry: NONE,
+            value_from: 0,
+            str_at: 0,
+            str_saved: 0,
+            str_sid: 0,
+            line: 0,
+        }
+    }
+
+    /// Starts a line at `pos`.
+    pub fn reset(&mut self, pos: usize) {
+        self.entries.clear();
+        self.frames.clear();
+        self.phase = Phase::Start;
+        self.skip = 0;
+        self.skip_entry = NONE;
+        self.line = pos;
+    }
+
+    /// The line ends: containers still open end with it, unclosed.
+    pub fn finish(&mut self, len: usize) {
+        if len > LINE_MAX {
+            self.entries.clear();
+        }
+        let n = self.entries.len() as u32;
+        for f in &self.frames {
+            if let Some(e) = self.entries.get_mut(f.entry as usize) {
+                e.next = n;
+            }
+        }
+        if let Some(e) = self.entries.get_mut(self.skip_entry as usize).filter(|_| self.skip > 0) {
+            e.next = n;
+        }
+    }
+
+    fn rel(&self, pos: usize) -> u32 {
+        (pos - self.line) as u32
+    }
+
+    fn push(&mut self, sid: u8, val: Val, start: usize) -> u32 {
+        let i = self.entries.len() as u32;
+        let start = self.rel(start);
+        self.entries.push(Entry { sid, val, nl: false, start, end: 0, out: 0, next: i + 1 });
+        i
+    }
+
+    fn die(&mut self) {
+        self.phase = Phase::Dead;
+    }
+
+    /// The schema node of the next value in the innermost container.
+    fn value_sid(&self, f: &Frame) -> u8 {
+        if f.obj {
+            f.key_sid
+        } else {
+            self.node(f.sid).elem
+        }
+    }
+
+    fn node(&self, sid: u8) -> &'static Node {
+        self.schema.get(usize::from(sid)).unwrap_or(&LEAF)
+    }
+
+    /// A quote opens or closes a string.
+    #[inline(always)]
+    pub fn quote(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) {
+        if self.phase != Phase::Open || self.skip > 0 {
+            if self.phase == Phase::Start {
+                self.die();
+            }
+            return;
+        }
+        let Some(f) = self.frames.last().copied() else { return self.die() };
+        match (open, f.state) {
+            (true, State::KeyOrEnd | State::Key) => self.set_state(State::InKey),
+            (true, State::Value | State::ValueOrEnd) => {
+                self.str_sid = self.value_sid(&f);
+                self.set_state(State::InString);
+            }
+            (false, State::InKey) => self.key(bytes, pos),
+            (false, State::InString) => {
+                if self.str_sid != 0 {
+                    self.string(bytes, pos, saved);
+                }
+                self.set_state(State::Next);
+            }
+            _ => return self.die(),
+        }
+        if open {
+            self.str_at = pos;
+            self.str_saved = saved;
+        }
+    }
+
+    fn set_state(&mut self, s: State) {
+        if let Some(f) = self.frames.last_mut() {
+            f.state = s;
+        }
+    }
+
+    /// A key ends at `pos`: which value comes next.
+    fn key(&mut self, bytes: &[u8], pos: usize) {
+        let key = bytes.get(self.str_at + 1..pos).unwrap_or(&[]);
+        let schema = self.schema;
+        let Some(f) = self.frames.last_mut() else { return };
+        let node = schema.get(usize::from(f.sid)).unwrap_or(&LEAF);
+        f.key_sid = 0;
+        if let Some(i) = node.keys.iter().position(|(k, _)| *k == key) {
+            let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
+            if f.seen & bit == 0 {
+                f.seen |= bit;
+                f.key_sid = node.keys[i].1;
+            }
+        }
+        f.state = State::Colon;
+    }
+
+    /// A recorded string ends at `pos`.
+    fn string(&mut self, bytes: &[u8], pos: usize, saved: u64) {
+        let body = bytes.get(self.str_at + 1..pos).unwrap_or(&[]);
+        let out = (body.len() as u64).saturating_sub(saved.saturating_sub(self.str_saved));
+        let i = self.push(self.str_sid, Val::Str, self.str_at);
+        let end = self.rel(pos + 1);
+        let e = &mut self.entries[i as usize];
+        e.end = end;
+        e.out = out as u32;
+        e.nl = out > 0 && !escape::ends_in_newline(body);
+    }
+
+    /// One of `{ } [ ] : ,` outside strings.
+    #[inline(always)]
+    pub fn structural(&mut self, bytes: &[u8], pos: usize, c: u8) {
+        if self.skip > 0 {
+            return self.skipping(pos, c);
+        }
+        match self.phase {
+            Phase::Open => {}
+            Phase::Start if c == b'{' => return self.open_root(pos),
+            Phase::Start => return self.die(),
+            Phase::Done | Phase::Dead => return,
+        }
+        let Some(f) = self.frames.last().copied() else { return self.die() };
+        let ok = match (c, f.state) {
+            (b'{' | b'[', State::Value | State::ValueOrEnd) => {
+                self.open(pos, c, self.value_sid(&f));
+                true
+            }
+            (b'}', State::KeyOrEnd | State::Next) if f.obj => self.close(pos),
+            (b']', State::ValueOrEnd | State::Next) if !f.obj => self.scalar(bytes, pos, true) && self.close(pos),
+            (b'}' | b']', State::Value) if f.obj == (c == b'}') => self.scalar(bytes, pos, false) && self.close(pos),
+            (b':', State::Colon) => {
+                self.value_from = pos + 1;
+                self.set_state(State::Value);
+                true
+            }
+            (b',', State::Next) => self.comma(pos, f.obj),
+            (b',', State::Value | State::ValueOrEnd) => self.scalar(bytes, pos, false) && self.comma(pos, f.obj),
+            _ => false,
+        };
+        if !ok {
+            self.die();
+        }
+    }
+
+    fn open_root(&mut self, pos: usize) {
+        let entry = self.push(1, Val::Obj, pos);
+        self.frames.push(Frame { sid: 1, obj: true, entry, state: State::KeyOrEnd, key_sid: 0, seen: 0 });
+        self.phase = Phase::Open;
+    }
+
+    /// A container value opens: walked when its schema node looks inside
+    /// it, recorded whole when it is a leaf, skipped when not recorded.
+    fn open(&mut self, pos: usize, c: u8, sid: u8) {
+        let obj = c == b'{';
+        let node = self.node(sid);
+        let val = if obj { Val::Obj } else { Val::Arr };
+        if sid != 0 && ((obj && !node.keys.is_empty()) || (!obj && node.elem != 0)) {
+            let entry = self.push(sid, val, pos);
+            let state = if obj { State::KeyOrEnd } else { State::ValueOrEnd };
+            self.frames.push(Frame { sid, obj, entry, state, key_sid: 0, seen: 0 });
+            self.value_from = pos + 1;
+            return;
+        }
+        self.skip = 1;
+        self.skip_entry = if sid != 0 { self.push(sid, val, pos) } else { NONE };
+    }
+
+    fn skipping(&mut self, pos: usize, c: u8) {
+        match c {
+            b'{' | b'[' => self.skip += 1,
+            b'}' | b']' => {
+                self.skip -= 1;
+                if self.skip == 0 {
+                    let (end, n) = (self.rel(pos + 1), self.entries.len() as u32);
+                    if let Some(e) = self.entries.get_mut(self.skip_entry as usize) {
+                        e.end = end;
+                        e.next = n;
+                    }
+                    self.skip_entry = NONE;
+                    self.set_state(State::Next);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The innermost container closes at `pos`.
+    fn close(&mut self, pos: usize) -> bool {
+        let Some(f) = self.frames.pop() else { return false };
+        let (end, n) = (self.rel(pos + 1), self.entries.len() as u32);
+        if let Some(e) = self.entries.get_mut(f.entry as usize) {
+            e.end = end;
+            e.next = n;
+        }
+        if self.frames.is_empty() {
+            self.phase = Phase::Done;
+        } else {
+            self.set_state(State::Next);
+        }
+        true
+    }
+
+    fn comma(&mut self, pos: usize, obj: bool) -> bool {
+        self.value_from = pos + 1;
+        self.set_state(if obj { State::Key } else { State::Value });
+        true
+    }
+
+    /// The bytes since `value_from` are a scalar, ending at `pos`. False
+    /// when there is none, unless `may_be_empty` (a `]` right after `[`).
+    fn scalar(&mut self, bytes: &[u8], pos: usize, may_be_empty: bool) -> bool {
+        let Some(f) = self.frames.last().copied() else { return false };
+        if f.state == State::Next {
+            return true;
+        }
+        let raw = bytes.get(self.value_from..pos).unwrap_or(&[]);
+        let lead = raw.iter().take_while(|c| c.is_ascii_whitespace()).count();
+        let trail = raw[lead..].iter().rev().take_while(|c| c.is_ascii_whitespace()).count();
+        if lead == raw.len() {
+            return may_be_empty && f.state == State::ValueOrEnd;
+        }
+        let sid = self.value_sid(&f);
+        if sid != 0 {
+            let i = self.push(sid, Val::Scalar, self.value_from + lead);
+            let end = self.rel(pos - trail);
+            self.entries[i as usize].end = end;
+        }
+        self.set_state(State::Next);
+        true
+    }
+}
+
+/// One walked line, as the interpreters read it.
+pub(crate) struct Rec<'a> {
+    pub line: &'a [u8],
+    /// File offset of the line's first byte.
+    pub at: u64,
+    pub entries: &'a [Entry],
+}
+
+impl<'a> Rec<'a> {
+    /// The record's object, if the line is one.
+    pub fn root(&self) -> Option<usize> {
+        self.entries.first().filter(|e| e.val == Val::Obj).map(|_| 0)
+    }
+
+    pub fn val(&self, i: usize) -> Val {
+        self.entries[i].val
+    }
+
+    /// The value of `parent`'s key whose schema node is `sid`.
+    pub fn child(&self, parent: usize, sid: u8) -> Option<usize> {
+        self.items(parent).find(|&j| self.entries[j].sid == sid)
+    }
+
+    /// The recorded members (or elements) of `parent`, in order.
+    pub fn items(&self, parent: usize) -> impl Iterator<Item = usize> + '_ {
+        let end = self.entries.get(parent).map_or(0, |e| e.next as usize);
+        let mut j = parent + 1;
+        std::iter::from_fn(move || {
+            if j >= end || j >= self.entries.len() {
+                return None;
+            }
+            let i = j;
+            j = (self.entries[i].next as usize).max(i + 1);
+            Some(i)
+        })
+    }
+
+    /// A string's body as written (escapes and all); empty for any other
+    /// value.
+    pub fn body(&self, i: usize) -> &'a [u8] {
+        let e = &self.entries[i];
+        if e.val != Val::Str {
+            return &[];
+        }
+        self.line.get(e.start as usize + 1..(e.end as usize).saturating_sub(1)).unwrap_or(&[])
+    }
+
+    /// The body of the string at `parent`'s key `sid`, or empty.
+    pub fn word(&self, parent: usize, sid: u8) -> &'a [u8] {
+        self.child(parent, sid).map_or(&[], |i| self.body(i))
+    }
+
+    /// `true` or `false` at `parent`'s key `sid`; `None` when absent or
+    /// anything else.
+    pub fn flag(&self, parent: usize, sid: u8) -> Option<bool> {
+        let e = &self.entries[self.child(parent, sid)?];
+        match self.line.get(e.start as usize..e.end as usize)? {
+            b"true" => Some(true),
+            b"false" => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The body of a string, to be unescaped.
+    pub fn str_span(&self, i: usize) -> Option<Span> {
+        let e = &self.entries[i];
+        if e.val != Val::Str {
+            return None;
+        }
+        let len = u64::from(e.end - e.start - 2);
+        Span::string(self.at + u64::from(e.start) + 1, len, u64::from(e.out), e.nl)
+    }
+
+    /// A value as written, if it ended.
+    pub fn raw_span(&self, i: usize) -> Option<Span> {
+        let e = &self.entries[i];
+        if e.end <= e.start {
+            return None;
+        }
+        Span::raw(self.at + u64::from(e.start), u64::from(e.end - e.start))
+    }
+
+    /// A string as its text, anything else as its JSON.
+    pub fn value_span(&self, i: usize) -> Option<Span> {
+        if self.val(i) == Val::Str {
+            self.str_span(i)
+        } else {
+            self.raw_span(i)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::scan::{Simd, Visit};
+    use super::*;
+
+    const A: u8 = 2;
+    const B: u8 = 3;
+    const LIST: u8 = 4;
+    const ITEM: u8 = 5;
+    const TEXT: u8 = 6;
+    static SCHEMA: [Node; 7] = [
+        LEAF,
+        Node { keys: &[(b"a", A), (b"b", B), (b"list", LIST)], elem: 0 },
+        LEAF,
+        LEAF,
+        Node { keys: &[], elem: ITEM },
+        Node { keys: &[(b"text", TEXT)], elem: 0 },
+        LEAF,
+    ];
+
+    struct One<'a>(&'a mut Walker, &'a [u8]);
+    impl Visit for One<'_> {
+        fn quote(&mut self, pos: usize, open: bool, saved: u64) {
+            self.0.quote(self.1, pos, open, saved);
+        }
+        fn structural(&mut self, pos: usize, byte: u8) {
+            self.0.structural(self.1, pos, byte);
+        }
+        fn newline(&mut self, _: usize) -> bool {
+            true
+        }
+    }
+
+    fn walk(line: &[u8]) -> Walker {
+        let mut w = Walker::new(&SCHEMA);
+        w.reset(0);
+        Simd::Scalar.scan(line, &mut One(&mut w, line));
+        w.finish(line.len());
+        w
+    }
+
+    fn texts(line: &[u8]) -> Vec<String> {
+        let w = walk(line);
+        let r = Rec { line, at: 0, entries: &w.entries };
+        let Some(root) = r.root() else { return vec![] };
+        let mut v: Vec<String> = [A, B].iter().filter_map(|&s| r.child(root, s)).map(|i| show(&r, i)).collect();
+        if let Some(list) = r.child(root, LIST) {
+            for it in r.items(list) {
+                v.push(match r.child(it, TEXT) {
+                    Some(t) => show(&r, t),
+                    None => format!("item:{}", show(&r, it)),
+                });
+            }
+        }
+        v
+    }
+
+    fn show(r: &Rec, i: usize) -> String {
+        let s = r.value_span(i).map_or("unended".into(), |s| {
+            String::from_utf8_lossy(&r.line[s.off() as usize..(s.off() + s.len()) as usize]).into_owned()
+        });
+        format!("{:?}={s}", r.val(i))
+    }
+
+    #[test]
+    fn the_schema_picks_its_values_and_skips_the_rest() {
+        let line = br#"{"x":{"a":[1,{"b":2}]},"b":true,"a":"hi","list":[{"text":"t1","z":[]},"s",7,{"q":1}]}"#;
+        assert_eq!(
+            texts(line),
+            ["Str=hi", "Scalar=true", "Str=t1", "item:Str=s", "item:Scalar=7", r#"item:Obj={"q":1}"#]
+        );
+    }
+
+    #[test]
+    fn the_first_of_two_equal_keys_wins() {
+        assert_eq!(texts(br#"{"a":"one","a":"two"}"#), ["Str=one"]);
+    }
+
+    #[test]
+    fn a_leaf_container_is_recorded_whole() {
+        assert_eq!(texts(br#"{"a":{"deep":[{"x":"]"}]}}"#), [r#"Obj={"deep":[{"x":"]"}]}"#]);
+    }
+
+    #[test]
+    fn what_came_before_the_walk_stopped_still_counts() {
+        assert_eq!(texts(br#"{"list":[{"text":"b"},]}"#), ["Str=b"]);
+        assert_eq!(texts(br#"{"a":"x","b":}"#), ["Str=x"]);
+        assert_eq!(texts(br#"{"a":{"open":1"#), ["Obj=unended"]);
+        assert!(texts(br#"]]]}}}{{{["""\\""#).is_empty());
+        assert!(texts(br#""a",{"a":"x"}"#).is_empty(), "a line that is not an object is no record");
+    }
+
+    #[test]
+    fn a_string_records_its_rendered_length_and_whether_it_ends_a_line() {
+        let line = br#"{"a":"x\n","b":"\u00e9"}"#;
+        let w = walk(line);
+        let s: Vec<(u32, bool)> = w.entries[1..].iter().map(|e| (e.out, e.nl)).collect();
+        assert_eq!(s, [(2, false), (2, true)]);
+    }
+}

@@ -1183,3 +1183,19 @@ impl Scratch {
         arg(&path).to_owned()
     }
 }
+
+impl Daemon {
+    /// As `start_in`, with `env` added to the daemon's environment (the
+    /// move tests give it a `ZMX_SESSION` of its own, which a move must not
+    /// hand down to zmx).
+    pub fn start_in_env(scratch: &Arc<Scratch>, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        let scratch = scratch.clone();
+        let sock = scratch.root.join("sock");
+        let mut cmd = scratch.command();
+        cmd.args(["--no-post", "--unix", arg(&sock)]).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Daemon::launch(scratch, cmd, Ready::Unix(sock))
+    }
+}

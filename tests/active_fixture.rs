@@ -1,0 +1,236 @@
+//! /active through the daemon against a fixture `<proc>` (`--proc DIR`):
+//! every harness and every route of the ladder as the server runs it —
+//! reads through the ring, listings by getdents, readlinks inline — with
+//! the hostile cases only a fixture can stage: a FIFO where a registry
+//! record should be, a project dir that is a symlink out of the root, a
+//! session id that climbs, a helper, a zombie.
+
+mod active_fakes;
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use active_fakes::*;
+use common::*;
+
+const F: u32 = 1;
+
+/// A scratch world with a fixture `<proc>` and the daemon serving both.
+struct Fixture {
+    scratch: std::sync::Arc<Scratch>,
+    proc: FakeProc,
+    /// A cwd inside the home (omp names its store after it).
+    cwd: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let scratch = Scratch::new();
+        let proc = FakeProc::new(&scratch);
+        let cwd = scratch.home_dir("src/app");
+        Fixture { scratch, proc, cwd }
+    }
+
+    fn daemon(&self) -> Daemon {
+        Daemon::start_in(&self.scratch, &["--proc", arg(&self.proc.dir)])
+    }
+
+    fn home(&self) -> &Path {
+        &self.scratch.home
+    }
+
+    /// A claude at `pid` with its record and transcript.
+    fn claude(&self, pid: u32, sid: &str) -> PathBuf {
+        self.proc.add(pid, &["claude"], &self.cwd, b"ZMX_SESSION=fx\0", &[]);
+        let record = format!(
+            r#"{{"pid":{pid},"sessionId":"{sid}","cwd":"{}","procStart":"{}","status":"waiting","name":"fixture"}}"#,
+            arg(&self.cwd),
+            fake_start(pid)
+        );
+        self.scratch.home_file(&format!(".claude/sessions/{pid}.json"), record.as_bytes());
+        let rel = format!(".claude/projects/{}/{sid}.jsonl", claude_project_dir(&self.cwd));
+        self.scratch.home_file(&rel, claude_transcript(&self.cwd).as_bytes())
+    }
+
+    /// An omp transcript in store `store`, recording `self.cwd`.
+    fn omp_transcript(&self, store: &str, id: &str, title: &str) -> PathBuf {
+        let body = format!(
+            "{{\"type\":\"session\",\"id\":\"{id}\",\"cwd\":\"{}\",\"title\":\"{title}\"}}\n\
+             {{\"type\":\"model_change\",\"model\":\"anthropic/claude-opus-4-5\"}}\n",
+            arg(&self.cwd)
+        );
+        self.scratch.home_file(&format!(".omp/agent/sessions/{store}/2025-11-28T10-00-00-000Z_{id}.jsonl"), body.as_bytes())
+    }
+
+    /// Every agent of every route but the codex lock: pid → (harness, via).
+    fn populate(&self) -> Vec<(u32, &'static str, &'static str)> {
+        self.claude(100, CLAUDE_SID);
+        self.proc.add(101, &["claude", "mcp", "serve"], &self.cwd, b"", &[]);
+        let rollout = self.scratch.home_file(
+            &format!(".codex/sessions/{CODEX_DAY}/rollout-2025-11-28T10-00-00-{CODEX_ID}.jsonl"),
+            codex_rollout(CODEX_ID, &self.cwd).as_bytes(),
+        );
+        self.proc.add(200, &["/opt/codex/bin/codex"], &self.cwd, b"", &[&rollout]);
+        let held = self.omp_transcript("-elsewhere", "01a22279-b4c7-7a46-a6f6-3babbe5064c9", "held open");
+        self.proc.add(300, &["omp"], &self.cwd, b"", &[&held]);
+        self.omp_transcript("-src-app", "01a22279-b4c7-7a46-a6f6-3babbe506400", "from the store");
+        self.proc.add(301, &["omp"], &self.cwd, b"", &[]);
+        let dsh = self.scratch.home_file(".dsh/sessions/session-d22520b1-9324-4d3d-a9a4-26c53c6108af/session.jsonl.zstd", b"\x28\xb5\x2f\xfd");
+        self.proc.add(400, &["dsh"], &self.cwd, b"", &[&dsh]);
+        self.proc.add(500, &["python3", "-m", "hermes_cli.main"], &self.cwd, b"", &[]);
+        self.proc.add(501, &["python3", "-m", "hermes_cli.main", "gateway", "run"], &self.cwd, b"", &[]);
+        self.proc.add(600, &["bash"], &self.cwd, b"", &[]);
+        vec![(100, "claude", "registry"), (200, "codex", "fd"), (300, "omp", "fd"), (301, "omp", "dir"), (400, "dsh", "fd"), (500, "hermes", "none")]
+    }
+}
+
+fn client(d: &Daemon, cmd: &str, path: &str) -> String {
+    let addr = format!("unix!{}", arg(d.socket.as_ref().unwrap()));
+    let out = run_client(&d.scratch, &[cmd, "-a", &addr, path], b"");
+    assert!(out.status.success(), "9agents {cmd} {path}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_harness_lists_its_agents_and_via_names_each_route_through_the_client() {
+    let fx = Fixture::new();
+    let agents = fx.populate();
+    let d = fx.daemon();
+    for h in ["claude", "codex", "dsh", "hermes", "omp"] {
+        let want: Vec<String> = agents.iter().filter(|a| a.1 == h).map(|a| a.0.to_string()).collect();
+        assert_eq!(client(&d, "ls", &format!("/active/{h}")).lines().collect::<Vec<_>>(), want, "/active/{h}");
+    }
+    for (pid, h, via) in agents {
+        let dir = format!("/active/{h}/{pid}");
+        assert_eq!(client(&d, "cat", &format!("{dir}/via")), format!("{via}\n"), "{dir}");
+        assert_eq!(client(&d, "cat", &format!("{dir}/pid")), format!("{pid}\n"), "{dir}");
+        assert_eq!(client(&d, "cat", &format!("{dir}/ppid")), "1\n", "{dir}");
+        assert_eq!(client(&d, "cat", &format!("{dir}/started")), format!("{}\n", FAKE_BTIME + fake_start(pid) / 100), "{dir}");
+        assert_eq!(client(&d, "cat", &format!("{dir}/cwd")), format!("{}\n", arg(&fx.cwd)), "{dir}");
+    }
+}
+
+#[test]
+fn each_route_serves_the_fields_its_harness_records() {
+    let fx = Fixture::new();
+    fx.populate();
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    let mut cat = |path: &str| String::from_utf8(c.cat(path, F)).unwrap();
+    assert_eq!(cat("/active/claude/100/title"), format!("{CLAUDE_TITLE}\n"));
+    assert_eq!(cat("/active/claude/100/model"), format!("{CLAUDE_MODEL}\n"));
+    assert_eq!(cat("/active/claude/100/status"), "waiting\n");
+    assert_eq!(cat("/active/claude/100/name"), "fixture\n");
+    assert_eq!(cat("/active/claude/100/zmx"), "fx\n");
+    assert_eq!(cat("/active/codex/200/session"), format!("{CODEX_ID}\n"));
+    assert_eq!(cat("/active/codex/200/model"), format!("{CODEX_MODEL}\n"));
+    assert_eq!(cat("/active/omp/300/title"), "held open\n");
+    assert_eq!(cat("/active/omp/300/model"), "claude-opus-4-5\n");
+    assert_eq!(cat("/active/omp/301/title"), "from the store\n");
+    assert_eq!(cat("/active/omp/301/session"), "01a22279-b4c7-7a46-a6f6-3babbe506400\n");
+    assert_eq!(cat("/active/dsh/400/session"), "d22520b1-9324-4d3d-a9a4-26c53c6108af\n");
+    assert_eq!((cat("/active/dsh/400/title"), cat("/active/dsh/400/model")), (String::new(), String::new()));
+    assert_eq!((cat("/active/hermes/500/session"), cat("/active/hermes/500/title")), (String::new(), String::new()));
+    let dsh = fx.home().join(".dsh/sessions/session-d22520b1-9324-4d3d-a9a4-26c53c6108af/session.jsonl.zstd");
+    assert_eq!(c.cat("/active/dsh/400/transcript", F), fs::read(dsh).unwrap());
+    assert!(!c.reaches("/active/hermes/500/transcript", F), "hermes has no transcript");
+}
+
+#[test]
+fn a_crawl_of_active_reads_every_file_at_the_length_its_listing_gives() {
+    let fx = Fixture::new();
+    fx.populate();
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    let crawled = c.crawl("/active");
+    let files: Vec<&Crawled> = crawled.iter().filter(|x| x.entry.mode & DMDIR == 0).collect();
+    assert!(files.len() > 60, "{} files", files.len());
+    for x in files {
+        let data = x.data.as_ref().unwrap_or_else(|e| panic!("{}: {e}", x.path));
+        assert_eq!(data.len() as u64, x.entry.length, "{}", x.path);
+    }
+    let agents: Vec<&str> = crawled.iter().filter(|x| x.path.matches('/').count() == 3).map(|x| x.path.as_str()).collect();
+    assert_eq!(agents, ["/active/claude/100", "/active/codex/200", "/active/dsh/400", "/active/hermes/500", "/active/omp/300", "/active/omp/301"]);
+}
+
+#[test]
+fn a_codex_holding_only_its_writer_lock_resolves_via_lock() {
+    let fx = Fixture::new();
+    let rollout = fx.scratch.home_file(
+        &format!(".codex/sessions/{CODEX_DAY}/rollout-2025-11-28T10-00-00-{CODEX_ID}.jsonl"),
+        codex_rollout(CODEX_ID, &fx.cwd).as_bytes(),
+    );
+    let lock = fx.scratch.home_file(&format!(".codex/thread-writer-locks/{CODEX_ID}.lock"), b"");
+    fx.proc.flock(201, &lock).unwrap();
+    fx.proc.add(201, &["codex"], &fx.cwd, b"", &[]);
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(c.cat("/active/codex/201/via", F), b"lock\n");
+    assert_eq!(c.cat("/active/codex/201/transcript", F), fs::read(rollout).unwrap());
+}
+
+#[test]
+fn a_fifo_where_the_registry_record_should_be_never_blocks_the_daemon() {
+    let fx = Fixture::new();
+    fx.claude(100, CLAUDE_SID);
+    fs::remove_file(fx.home().join(".claude/sessions/100.json")).unwrap();
+    fx.scratch.home_fifo(".claude/sessions/100.json");
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    assert!(listed(&mut c, "claude", F).contains(&"100".to_string()));
+    assert_eq!(c.cat("/active/claude/100/via", F), b"none\n");
+    assert!(c.try_cat("/active/claude/100/status", F).is_err());
+    assert_eq!(c.cat("/pid", F), format!("{}\n", d.pid).as_bytes());
+}
+
+#[test]
+fn a_project_dir_that_is_a_symlink_out_of_the_root_is_never_read_through() {
+    let fx = Fixture::new();
+    let real = fx.claude(100, CLAUDE_SID);
+    let planted = claude_transcript(&fx.cwd).replace(CLAUDE_TITLE, "planted outside");
+    let outside = fx.scratch.outside_file(&format!("project/{CLAUDE_SID}.jsonl"), planted.as_bytes());
+    let project = real.parent().unwrap().to_path_buf();
+    fs::remove_dir_all(&project).unwrap();
+    std::os::unix::fs::symlink(outside.parent().unwrap(), &project).unwrap();
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    assert!(listed(&mut c, "claude", F).contains(&"100".to_string()));
+    assert_eq!(c.cat("/active/claude/100/title", F), b"");
+    assert!(c.try_cat("/active/claude/100/transcript", F).is_err(), "the transcript was read through a symlink");
+    let crawled = c.crawl("/active/claude");
+    assert!(crawled.iter().all(|x| x.data.as_ref().map_or(true, |d| !contains(d, b"planted outside"))));
+}
+
+#[test]
+fn a_registry_session_id_that_climbs_out_is_refused() {
+    let fx = Fixture::new();
+    fx.claude(100, CLAUDE_SID);
+    fx.scratch.outside_file("x.jsonl", claude_transcript(&fx.cwd).as_bytes());
+    for sid in ["../../../outside/x", "a/b", ".."] {
+        let record = format!(r#"{{"pid":100,"sessionId":"{sid}","cwd":"{}","status":"busy"}}"#, arg(&fx.cwd));
+        fx.scratch.home_file(".claude/sessions/100.json", record.as_bytes());
+        let d = fx.daemon();
+        let mut c = d.session(Dialect::P2000);
+        assert!(listed(&mut c, "claude", F).contains(&"100".to_string()), "{sid}");
+        assert_eq!(c.cat("/active/claude/100/via", F), b"none\n", "{sid}");
+        assert!(!c.reaches("/active/claude/100/transcript", F), "{sid}");
+    }
+}
+
+#[test]
+fn helpers_zombies_and_other_programs_are_not_listed() {
+    let fx = Fixture::new();
+    fx.proc.add(101, &["claude", "mcp", "serve"], &fx.cwd, b"", &[]);
+    fx.proc.add(102, &["codex", "app-server"], &fx.cwd, b"", &[]);
+    fx.proc.add(103, &["python3", "-m", "hermes_cli.main", "dashboard"], &fx.cwd, b"", &[]);
+    fx.proc.add(104, &["node", "/usr/lib/claude/cli.js"], &fx.cwd, b"", &[]);
+    fx.proc.add(105, &["claude"], &fx.cwd, b"", &[]);
+    let stat = fs::read_to_string(fx.proc.dir.join("105/stat")).unwrap().replace(" S 1 ", " Z 1 ");
+    fs::write(fx.proc.dir.join("105/stat"), stat).unwrap();
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    for h in ["claude", "codex", "dsh", "hermes", "omp"] {
+        assert_eq!(listed(&mut c, h, F), Vec::<String>::new(), "/active/{h}");
+    }
+}

@@ -284,13 +284,8 @@ impl Server {
             },
             Job::Open { .. } => self.open_resumed(key, probes),
             Job::Read { .. } => Step::Wait,
-            Job::Move(_) => {
-                let result = probes[0].result.unwrap_or(Err(libc::ENOENT));
-                match self.move_stage(key) {
-                    super::moves::Stage::Identity => self.move_identity_read(key, &probes[0].data),
-                    _ => self.move_looked(key, result.ok()),
-                }
-            }
+            // A move's one probe reads the agent's stat.
+            Job::Move(_) => self.move_identity_read(key, &probes[0].data),
             Job::Gather { g, .. } => {
                 let mut g = std::mem::take(g);
                 let close = self.absorb(&mut g, probes);

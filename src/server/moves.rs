@@ -51,6 +51,7 @@ pub enum MoveOp {
     KillTimer,
     GiveUp,
     Tick,
+    PostConnect,
     ChildExited,
 }
 
@@ -150,6 +151,7 @@ impl Server {
             }
             (MoveOp::GiveUp, Stage::Ending) => Some(Err(Error::MoveNotGone)),
             (MoveOp::Tick, Stage::Posting) => self.move_tick(key),
+            (MoveOp::PostConnect, Stage::Posting) => self.move_post_answered(key, result == 0),
             (MoveOp::ChildExited, _) => {
                 self.move_reap(key);
                 None
@@ -246,31 +248,28 @@ impl Server {
         None
     }
 
-    /// A tick: look (through the ring) for the session's socket.
+    /// A tick: does the session's socket answer a connect yet? A socket
+    /// file alone is not a post — a stale one may lie there — so the post
+    /// is confirmed the way the name check refused a taken name.
     fn move_tick(&mut self, key: usize) -> Option<Result<Reply, Error>> {
         let Job::Move(mv) = &self.reqs[key].job else { unreachable!() };
-        let base = CString::new(self.cfg.zmx_dir.as_os_str().as_bytes()).ok()?;
-        let rel = CString::new(mv.name.clone()).ok()?;
-        let req = &mut self.reqs[key];
-        req.probes = vec![Probe::new(Target::Beneath(Backing { base, rel }), Kind::Look)];
-        let gen = req.gen;
-        req.probes[0].start(&mut self.ring, Token::Probe(key, gen, 0));
-        req.in_flight += 1;
+        let path = self.zmx_socket(&mv.name).expect("checked when the move began");
+        let Ok(fd) = unix_socket() else { return Some(Err(Error::Io)) };
+        self.move_submit(key, MoveOp::PostConnect, Sub::Connect { fd, path });
         None
     }
 
-    /// The look is back: posted, past the deadline, or another tick.
-    pub(super) fn move_looked(&mut self, key: usize, found: Option<crate::tree::Meta>) -> Step {
+    /// The connect is back: posted, past the deadline, or another tick.
+    fn move_post_answered(&mut self, key: usize, connected: bool) -> Option<Result<Reply, Error>> {
         let Job::Move(mv) = &self.reqs[key].job else { unreachable!() };
-        if found.is_some_and(|m| m.is_socket()) {
-            let count = mv.count;
-            return self.move_end_step(key, Ok(Reply::Write { count }));
+        if connected {
+            return Some(Ok(Reply::Write { count: mv.count }));
         }
         if mv.post_deadline.is_some_and(|d| Instant::now() >= d) {
-            return self.move_end_step(key, Err(Error::MoveNoPost));
+            return Some(Err(Error::MoveNoPost));
         }
         self.move_submit(key, MoveOp::Tick, Sub::Timeout { nanos: POST_TICK_NANOS });
-        Step::Wait
+        None
     }
 
     /// zmx's process exited: reap it.
@@ -304,12 +303,6 @@ impl Server {
         self.answer(key, result);
     }
 
-    pub(super) fn move_stage(&self, key: usize) -> Stage {
-        match &self.reqs[key].job {
-            Job::Move(mv) => mv.stage,
-            _ => Stage::Done,
-        }
-    }
 
 }
 

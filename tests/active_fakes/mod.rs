@@ -292,3 +292,72 @@ impl FakeProc {
 pub fn fake_start(pid: u32) -> u64 {
     500_000 + u64::from(pid)
 }
+
+/// A scratch world with a fixture `<proc>` and the daemon serving both.
+pub struct Fixture {
+    pub scratch: std::sync::Arc<Scratch>,
+    pub proc: FakeProc,
+    /// A cwd inside the home (omp names its store after it).
+    pub cwd: PathBuf,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let scratch = Scratch::new();
+        let proc = FakeProc::new(&scratch);
+        let cwd = scratch.home_dir("src/app");
+        Fixture { scratch, proc, cwd }
+    }
+
+    pub fn daemon(&self) -> Daemon {
+        Daemon::start_in(&self.scratch, &["--proc", arg(&self.proc.dir)])
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.scratch.home
+    }
+
+    /// A claude at `pid` with its record and transcript.
+    pub fn claude(&self, pid: u32, sid: &str) -> PathBuf {
+        self.proc.add(pid, &["claude"], &self.cwd, b"ZMX_SESSION=fx\0", &[]);
+        let record = format!(
+            r#"{{"pid":{pid},"sessionId":"{sid}","cwd":"{}","procStart":"{}","status":"waiting","name":"fixture"}}"#,
+            arg(&self.cwd),
+            fake_start(pid)
+        );
+        self.scratch.home_file(&format!(".claude/sessions/{pid}.json"), record.as_bytes());
+        let rel = format!(".claude/projects/{}/{sid}.jsonl", claude_project_dir(&self.cwd));
+        self.scratch.home_file(&rel, claude_transcript(&self.cwd).as_bytes())
+    }
+
+    /// An omp transcript in store `store`, recording `self.cwd`.
+    pub fn omp_transcript(&self, store: &str, id: &str, title: &str) -> PathBuf {
+        let body = format!(
+            "{{\"type\":\"session\",\"id\":\"{id}\",\"cwd\":\"{}\",\"title\":\"{title}\"}}\n\
+             {{\"type\":\"model_change\",\"model\":\"anthropic/claude-opus-4-5\"}}\n",
+            arg(&self.cwd)
+        );
+        self.scratch.home_file(&format!(".omp/agent/sessions/{store}/2025-11-28T10-00-00-000Z_{id}.jsonl"), body.as_bytes())
+    }
+
+    /// Every agent of every route but the codex lock: pid → (harness, via).
+    pub fn populate(&self) -> Vec<(u32, &'static str, &'static str)> {
+        self.claude(100, CLAUDE_SID);
+        self.proc.add(101, &["claude", "mcp", "serve"], &self.cwd, b"", &[]);
+        let rollout = self.scratch.home_file(
+            &format!(".codex/sessions/{CODEX_DAY}/rollout-2025-11-28T10-00-00-{CODEX_ID}.jsonl"),
+            codex_rollout(CODEX_ID, &self.cwd).as_bytes(),
+        );
+        self.proc.add(200, &["/opt/codex/bin/codex"], &self.cwd, b"", &[&rollout]);
+        let held = self.omp_transcript("-elsewhere", "01a22279-b4c7-7a46-a6f6-3babbe5064c9", "held open");
+        self.proc.add(300, &["omp"], &self.cwd, b"", &[&held]);
+        self.omp_transcript("-src-app", "01a22279-b4c7-7a46-a6f6-3babbe506400", "from the store");
+        self.proc.add(301, &["omp"], &self.cwd, b"", &[]);
+        let dsh = self.scratch.home_file(".dsh/sessions/session-d22520b1-9324-4d3d-a9a4-26c53c6108af/session.jsonl.zstd", b"\x28\xb5\x2f\xfd");
+        self.proc.add(400, &["dsh"], &self.cwd, b"", &[&dsh]);
+        self.proc.add(500, &["python3", "-m", "hermes_cli.main"], &self.cwd, b"", &[]);
+        self.proc.add(501, &["python3", "-m", "hermes_cli.main", "gateway", "run"], &self.cwd, b"", &[]);
+        self.proc.add(600, &["bash"], &self.cwd, b"", &[]);
+        vec![(100, "claude", "registry"), (200, "codex", "fd"), (300, "omp", "fd"), (301, "omp", "dir"), (400, "dsh", "fd"), (500, "hermes", "none")]
+    }
+}

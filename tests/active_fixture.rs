@@ -164,3 +164,19 @@ fn helpers_zombies_and_other_programs_are_not_listed() {
         assert_eq!(listed(&mut c, h, F), Vec::<String>::new(), "/active/{h}");
     }
 }
+
+/// docs/ACTIVE.md: omp names its store relative to `$HOME` resolved, so
+/// the daemon must resolve its own `$HOME` before comparing it with a
+/// cwd, which `/proc` always spells resolved.
+#[test]
+fn omp_finds_its_store_when_home_is_reached_through_a_symlink() {
+    let fx = Fixture::new();
+    fx.omp_transcript("-src-app", "01a22279-b4c7-7a46-a6f6-3babbe506400", "from the store");
+    fx.proc.add(301, &["omp"], &fx.cwd, b"", &[]);
+    let link = fx.scratch.root.join("home-link");
+    std::os::unix::fs::symlink(&fx.scratch.home, &link).unwrap();
+    let d = Daemon::start_in_env(&fx.scratch, &["--proc", arg(&fx.proc.dir)], &[("HOME", arg(&link))]);
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(c.cat("/active/omp/301/via", F), b"dir\n");
+    assert_eq!(c.cat("/active/omp/301/title", F), b"from the store\n");
+}

@@ -285,14 +285,13 @@ fn route_codex_lock(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Opti
         return Some(None);
     }
     let lock_names: Vec<Name> = facts.names(root, b"thread-writer-locks", needs)?.to_vec();
-    let files: Vec<(&[u8], u64)> =
-        lock_names.iter().filter_map(|n| Some((n.name.strip_suffix(b".lock")?, n.ino))).collect();
+    // locked_threads takes the lock files' names as listed (`<id>.lock`).
+    let files: Vec<(&[u8], u64)> = lock_names.iter().map(|n| (n.name.as_slice(), n.ino)).collect();
     let mut threads = Vec::new();
     for id in codex::locked_threads(&held, &files) {
         let Some(ms) = codex::uuidv7_ms(id) else { continue };
-        for day in codex::rollout_day_dirs(ms) {
-            let mut dir = b"sessions/".to_vec();
-            dir.extend_from_slice(&day);
+        // The day directories come spelled from the codex root.
+        for dir in codex::rollout_day_dirs(ms) {
             let names = facts.names(root, &dir, needs)?;
             if let Some(name) = codex::rollout_in_listing(names.iter().map(|n| n.name.as_slice()), id) {
                 let mut rel = dir.clone();
@@ -336,8 +335,11 @@ pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &m
         Some(rel) => facts.tail(Root::Harness(agent.harness), rel, TAIL_BYTES_MAX, needs),
         None => Some(&[][..]),
     };
+    // The index grows at its end, where the newest names are: read its tail.
     let index = match (h, session) {
-        (Harness::Codex, Some(s)) if !s.id.is_empty() => facts.bytes(Root::Harness(agent.harness), b"session_index.jsonl", needs),
+        (Harness::Codex, Some(s)) if !s.id.is_empty() => {
+            facts.tail(Root::Harness(agent.harness), b"session_index.jsonl", TAIL_BYTES_MAX, needs)
+        }
         _ => Some(&[][..]),
     };
     let (stat, btime, cwd, environ, registry, head_bytes, tail_bytes, index) =
@@ -369,7 +371,9 @@ pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &m
     let name = reg.as_ref().and_then(|r| r.name.clone()).or(hd.name);
     out.insert(Field::Name, name.as_deref().map_or_else(Vec::new, line));
     // codex names its threads in the session index; that is its title.
-    let indexed = session.and_then(|s| codex::thread_name(index, true, &s.id));
+    // A tail shorter than a whole read is the whole file.
+    let whole = index.len() < TAIL_BYTES_MAX as usize;
+    let indexed = session.and_then(|s| codex::thread_name(index, whole, &s.id));
     let title = indexed.or(hd.title);
     out.insert(Field::Title, title.as_deref().map_or_else(Vec::new, line));
     out.insert(Field::Model, hd.model.as_deref().map_or_else(Vec::new, line));

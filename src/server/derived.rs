@@ -123,8 +123,11 @@ impl Server {
         derive::Ctx {
             own_pid: std::process::id(),
             real_bases: [real(0), real(1), real(2), real(3), real(4)],
-            home: std::env::var_os("HOME").map(|h| h.into_encoded_bytes()).unwrap_or_default(),
-            tmp: std::env::temp_dir().into_os_string().into_encoded_bytes(),
+            // /proc spells a cwd resolved, so these are compared resolved.
+            home: std::env::var_os("HOME")
+                .map(|h| std::fs::canonicalize(&h).map_or_else(|_| h.into_encoded_bytes(), |p| p.into_os_string().into_encoded_bytes()))
+                .unwrap_or_default(),
+            tmp: std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir()).into_os_string().into_encoded_bytes(),
             resolved,
         }
     }
@@ -150,9 +153,7 @@ impl Server {
             }
             Purpose::Open { fid, field } => {
                 let text = fields.get(&field).ok_or(Error::NotFound)?;
-                let Attr::Text { version, .. } = text_attr(text) else { unreachable!() };
-                let path = self.tree.agent_qid_path(slot, gen, Part::Field(field));
-                let qid = Qid { ty: QTFILE, version, path };
+                let qid = self.field_qid(slot, gen, field, text);
                 Ok(Reply::Open { fid, qid, opened: Opened::Text(Rc::new(text.clone())) })
             }
             Purpose::List { fid } => {
@@ -169,5 +170,68 @@ impl Server {
                 Ok(Reply::Open { fid, qid, opened: Opened::Dir(Rc::new(entries)) })
             }
         }
+    }
+}
+
+impl Server {
+    /// A walk's step onto an agent's field: the field is there only if its
+    /// derivation yields it, and its qid carries its text's version, as a
+    /// listing, a stat and an open of it do.
+    pub(super) fn walk_on(&mut self, key: usize, mut step: Step) -> Step {
+        while let Step::WalkField = step {
+            step = self.walk_field(key);
+        }
+        step
+    }
+
+    fn walk_field(&mut self, key: usize) -> Step {
+        let Job::Walk(w) = &mut self.reqs[key].job else { unreachable!("only a walk walks") };
+        let (slot, gen, field) = w.field.expect("set by walk_next");
+        let mut g = std::mem::take(&mut w.g);
+        g.rounds += 1;
+        let Some(agent) = self.tree.agents.get(slot, gen) else { return self.walk_field_end(key, None) };
+        let (found, session) = (agent.found, agent.session.clone());
+        let mut needs = Vec::new();
+        let derived = derive::fields(&found, session.as_ref(), &g.facts, &mut needs);
+        let text = match derived {
+            Some(fields) => fields.and_then(|mut f| f.remove(&field)),
+            None if g.rounds <= GATHER_ROUNDS_MAX => {
+                let probes = self.plan_wants(&mut g, needs);
+                let req = &mut self.reqs[key];
+                req.probes = probes;
+                if let Job::Walk(w) = &mut req.job {
+                    w.g = g;
+                }
+                return if req.probes.is_empty() { Step::WalkField } else { Step::Wait };
+            }
+            None => None,
+        };
+        let qid = text.map(|t| self.field_qid(slot, gen, field, &t));
+        self.walk_field_end(key, qid)
+    }
+
+    /// The field was derived: step onto it, or end the walk short.
+    fn walk_field_end(&mut self, key: usize, qid: Option<Qid>) -> Step {
+        let Job::Walk(w) = &mut self.reqs[key].job else { unreachable!() };
+        let next = w.next.take();
+        w.field = None;
+        w.g = Gathering::default();
+        match (qid, next) {
+            (Some(qid), Some(next)) => {
+                w.qids.push(qid);
+                w.cur = next;
+                w.cur_is_dir = false;
+                let req = &mut self.reqs[key];
+                let Job::Walk(w) = &mut req.job else { unreachable!() };
+                super::job::walk_next(&self.tree, w, &mut req.probes)
+            }
+            _ => super::job::walk_end(w),
+        }
+    }
+
+    /// A field's qid: a file, its path the agent's, its version its text's.
+    pub(super) fn field_qid(&self, slot: u32, gen: u32, field: Field, text: &[u8]) -> Qid {
+        let version = crate::tree::text_version(&String::from_utf8_lossy(text));
+        Qid { ty: QTFILE, version, path: self.tree.agent_qid_path(slot, gen, Part::Field(field)) }
     }
 }

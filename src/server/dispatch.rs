@@ -205,6 +205,8 @@ fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: 
         qids: Vec::with_capacity(names.len()),
         next: None,
         scanned: false,
+        field: None,
+        g: Default::default(),
     };
     After::Park(tag, Job::Walk(state))
 }

@@ -34,6 +34,10 @@ pub struct WalkState {
     pub next: Option<Loc>,
     /// Whether this walk already waited for a rescan of /proc.
     pub scanned: bool,
+    /// The agent field the walk is deriving (its presence and its qid's
+    /// version are its text's), and the facts gathered for it.
+    pub field: Option<(u32, u32, Field)>,
+    pub g: Gathering,
 }
 
 pub enum Job {
@@ -111,6 +115,8 @@ pub struct Req {
 pub(super) enum Step {
     /// An internal request is done (it answers no client).
     Finished,
+    /// A walk reached an agent's field: derive it (`Server::walk_field`).
+    WalkField,
     Wait,
     /// Wait for the next scan of the agents.
     Scan,
@@ -169,7 +175,10 @@ impl Server {
     fn kick(&mut self, key: usize) -> Step {
         let req = &mut self.reqs[key];
         match &mut req.job {
-            Job::Walk(w) => walk_next(&self.tree, w, &mut req.probes),
+            Job::Walk(w) => {
+                let step = walk_next(&self.tree, w, &mut req.probes);
+                self.walk_on(key, step)
+            }
             Job::Stat { loc: Loc::Agent { slot, gen, part: Part::Field(field) } } => {
                 let d = Derivation::Fields { slot: *slot, gen: *gen, purpose: Purpose::Stat(*field) };
                 req.job = Job::Gather { d, g: Gathering::default() };
@@ -212,6 +221,7 @@ impl Server {
     /// After a step: submit new probes, or answer.
     pub(super) fn settle(&mut self, key: usize, step: Step) {
         match step {
+            Step::WalkField => unreachable!("walk_on resolves it"),
             Step::Finished => self.reqs[key].finished = true,
             Step::Wait => self.start_probes(key),
             Step::Scan => self.wait_for_scan(key),
@@ -257,6 +267,17 @@ impl Server {
         let req = &mut self.reqs[key];
         let probes = std::mem::take(&mut req.probes);
         match &mut req.job {
+            Job::Walk(w) if w.field.is_some() => {
+                let mut g = std::mem::take(&mut w.g);
+                let close = self.absorb(&mut g, probes);
+                for fd in close {
+                    self.ring.submit(Token::Discard, Sub::Close { fd });
+                }
+                if let Job::Walk(w) = &mut self.reqs[key].job {
+                    w.g = g;
+                }
+                self.walk_on(key, Step::WalkField)
+            }
             Job::Walk(w) => {
                 let next = w.next.take().expect("a walk probes only its next place");
                 let found = probes[0].result.unwrap_or(Err(libc::ENOENT));
@@ -271,7 +292,8 @@ impl Server {
                         w.qids.push(qid);
                         w.cur_is_dir = harness || m.is_dir();
                         w.cur = next;
-                        return walk_next(&self.tree, w, &mut req.probes);
+                        let step = walk_next(&self.tree, w, &mut req.probes);
+                        return self.walk_on(key, step);
                     }
                     Err(_) => {}
                 }
@@ -443,7 +465,7 @@ fn io_error(errno: i32) -> Error {
 
 /// Walk on from where `w` stands: skeleton steps are answered at once, a
 /// step onto the disk pushes a probe and waits.
-fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe>) -> Step {
+pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe>) -> Step {
     while w.qids.len() < w.names.len() && w.cur_is_dir {
         let name = &w.names[w.qids.len()];
         let next = if name == b".." {
@@ -471,6 +493,11 @@ fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe
             }
         };
         let Some(next) = next else { break };
+        if let Loc::Agent { slot, gen, part: Part::Field(f) } = next {
+            w.field = Some((slot, gen, f));
+            w.next = Some(next);
+            return Step::WalkField;
+        }
         match tree.presence(&next) {
             Presence::Absent => break,
             Presence::Probe(b) => {
@@ -502,7 +529,7 @@ fn parse_pid(name: &[u8]) -> Option<u32> {
 
 /// walk(5)'s answer: all names walked binds newfid; none is an error;
 /// some is a partial Rwalk and newfid stays unmade.
-fn walk_end(w: &mut WalkState) -> Step {
+pub(super) fn walk_end(w: &mut WalkState) -> Step {
     if w.qids.is_empty() && !w.names.is_empty() {
         return Step::Answer(Err(Error::NotFound));
     }

@@ -30,6 +30,11 @@ use super::escape;
 /// Bytes classified at once.
 pub(crate) const BLOCK: usize = 64;
 
+/// How far ahead of the block being classified the scan asks for memory:
+/// a window straight from a large mapping is otherwise read at the speed
+/// of one cache miss at a time.
+const PREFETCH: usize = 2048;
+
 /// One block's bytes by class, bit i for byte i.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Classes {
@@ -48,6 +53,32 @@ pub(crate) trait Classify {
     /// The CPU must have the features the implementation uses (`Simd::detect`
     /// picked it).
     unsafe fn classify(block: &[u8; BLOCK]) -> Classes;
+
+    /// Bit i set when an odd number of bits at or below i are set.
+    #[inline(always)]
+    fn prefix_xor(x: u64) -> u64 {
+        prefix_xor(x)
+    }
+
+    /// A hint that the line holding `at` will be read soon.
+    #[inline(always)]
+    fn prefetch(_at: &u8) {}
+
+    /// The events of a block that has some, out of line.
+    ///
+    /// # Safety
+    /// As `classify`.
+    #[inline(never)]
+    unsafe fn block_with_events<V: Visit>(
+        events: u64,
+        m: &Masks,
+        bytes: &[u8],
+        base: usize,
+        k: &mut Carry,
+        v: &mut V,
+    ) -> bool {
+        block_with_events(events, m, bytes, base, k, v)
+    }
 }
 
 /// What the scan reports, in file order. Positions are indexes into the
@@ -75,7 +106,7 @@ impl Simd {
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if avx2_detected() {
                 return Simd::Avx2;
             }
             return Simd::Sse2;
@@ -88,8 +119,9 @@ impl Simd {
     pub fn scan<V: Visit>(self, bytes: &[u8], v: &mut V) -> bool {
         match self {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Avx2` is only chosen when the CPU reports AVX2
-            // (`detect`, or a test that checked it).
+            // SAFETY: `Avx2` is only chosen when the CPU reports AVX2 and
+            // the rest `scan_avx2` enables (`detect`, or a test that
+            // checked the same).
             Simd::Avx2 => unsafe { x86::scan_avx2(bytes, v) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: SSE2 is part of the x86-64 baseline.
@@ -100,8 +132,15 @@ impl Simd {
     }
 }
 
+/// AVX2, and the bit instructions the AVX2 scan uses with it.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx2_detected() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("pclmulqdq")
+}
+
 /// What a block hands the next one.
-struct Carry {
+pub(crate) struct Carry {
     /// The first byte of the next block is escaped (0 or 1).
     escaped: u64,
     /// Inside a string at the end of the block (all ones or zero).
@@ -123,6 +162,9 @@ pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> boo
     let mut k = Carry { escaped: 0, in_string: 0, saved: 0, low_half: usize::MAX };
     let mut base = 0;
     while base < bytes.len() {
+        if let Some(ahead) = bytes.get(base + PREFETCH) {
+            C::prefetch(ahead);
+        }
         let rest = &bytes[base..];
         let classes = match rest.first_chunk::<BLOCK>() {
             // SAFETY: forwarded from this function's contract.
@@ -134,7 +176,7 @@ pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> boo
                 unsafe { C::classify(&pad) }
             }
         };
-        if !step(&classes, bytes, base, &mut k, v) {
+        if !step::<C, V>(&classes, bytes, base, &mut k, v) {
             return false;
         }
         base += BLOCK;
@@ -142,38 +184,81 @@ pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> boo
     true
 }
 
-/// One block: the masks from its classes, then its events in order.
+/// One block: the masks from its classes, then its events in order. Most
+/// blocks of a transcript are inside a string and have no event and no
+/// `\u` escape: for them this is a few dozen bit operations.
 #[inline(always)]
-fn step<V: Visit>(c: &Classes, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
+fn step<C: Classify, V: Visit>(c: &Classes, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
     let escaped = escaped(c.backslash, &mut k.escaped);
     let quotes = c.quote & !escaped;
-    let mut inside = prefix_xor(quotes) ^ k.in_string;
+    let mut inside = C::prefix_xor(quotes) ^ k.in_string;
     if c.newline & inside != 0 {
         inside = restart_at_newlines(inside, c.newline);
     }
     k.in_string = 0u64.wrapping_sub(inside >> 63);
     let simple = escaped & c.simple;
     let other = escaped & !c.simple;
-    let fix = if other == 0 { Fixups::default() } else { fixups(other, bytes, base, &mut k.low_half) };
-    let mut events = (c.structural & !inside) | quotes | c.newline;
+    let events = (c.structural & !inside) | quotes | c.newline;
+    if events | other == 0 {
+        k.saved += u64::from(simple.count_ones());
+        return true;
+    }
+    let masks = Masks { quotes, inside, newline: c.newline, simple, other };
+    // SAFETY: forwarded from `scan`'s contract.
+    unsafe { C::block_with_events(events, &masks, bytes, base, k, v) }
+}
+
+/// A block with events or `\u` escapes: kept out of the loop above, whose
+/// registers are better spent on the blocks that have neither.
+#[inline(always)]
+fn block_with_events<V: Visit>(events: u64, m: &Masks, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
+    let fix = if m.other == 0 { Fixups::default() } else { fixups(m.other, bytes, base, &mut k.low_half) };
+    if !events_in_order(events, m, &fix, bytes, base, k.saved, v) {
+        return false;
+    }
+    k.saved += u64::from(m.simple.count_ones()) + fix.sum(!0);
+    true
+}
+
+/// What the events of a block are told apart by.
+pub(crate) struct Masks {
+    quotes: u64,
+    inside: u64,
+    newline: u64,
+    simple: u64,
+    other: u64,
+}
+
+#[inline(always)]
+fn events_in_order<V: Visit>(
+    mut events: u64,
+    m: &Masks,
+    fix: &Fixups,
+    bytes: &[u8],
+    base: usize,
+    saved: u64,
+    v: &mut V,
+) -> bool {
     while events != 0 {
         let i = events.trailing_zeros();
         events &= events - 1;
         let bit = 1u64 << i;
         let pos = base + i as usize;
-        if c.newline & bit != 0 {
+        if m.newline & bit != 0 {
             if !v.newline(pos) {
                 return false;
             }
-        } else if quotes & bit != 0 {
+        } else if m.quotes & bit != 0 {
             let below = bit - 1;
-            let saved = k.saved + u64::from((simple & below).count_ones()) + fix.sum(below);
-            v.quote(pos, inside & bit != 0, saved);
+            let mut saved = saved + u64::from((m.simple & below).count_ones());
+            if m.other != 0 {
+                saved += fix.sum(below);
+            }
+            v.quote(pos, m.inside & bit != 0, saved);
         } else if let Some(&b) = bytes.get(pos) {
             v.structural(pos, b);
         }
     }
-    k.saved += u64::from(simple.count_ones()) + fix.sum(!0);
     true
 }
 
@@ -322,7 +407,7 @@ mod x86 {
     //! its nibbles' table entries have the bit. SSE2 has no byte shuffle,
     //! so it compares against each byte of each class.
 
-    use super::{scan, Classes, Classify, Visit, BLOCK};
+    use super::{scan, Carry, Classes, Classify, Masks, Visit, BLOCK};
     use std::arch::x86_64::*;
 
     /// Class bits, by (high nibbles) × (low nibbles):
@@ -334,17 +419,28 @@ mod x86 {
     const STRUCTURAL: i8 = 0x07;
     const SIMPLE: i8 = 0x78;
 
-    /// Scans with AVX2 throughout, so the classifier inlines.
+    /// Scans with AVX2 (and the bit instructions every AVX2 CPU has:
+    /// BMI, POPCNT, carry-less multiply) throughout, so it all inlines.
     ///
     /// # Safety
-    /// The CPU must have AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The CPU must have those features (`Simd::detect` checks each).
+    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,pclmulqdq")]
     pub(super) unsafe fn scan_avx2<V: Visit>(bytes: &[u8], v: &mut V) -> bool {
-        // SAFETY: this function's contract is AVX2's.
+        // SAFETY: this function's contract is the features'.
         unsafe { scan::<Avx2, V>(bytes, v) }
     }
 
     pub(crate) struct Avx2;
+
+    /// A block's events with the bit instructions at hand.
+    ///
+    /// # Safety
+    /// The CPU must have the features enabled.
+    #[inline(never)]
+    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+    unsafe fn events_avx2<V: Visit>(events: u64, m: &Masks, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
+        super::block_with_events(events, m, bytes, base, k, v)
+    }
 
     impl Classify for Avx2 {
         #[inline(always)]
@@ -361,6 +457,37 @@ mod x86 {
                     structural: join(lo[3], hi[3]),
                     simple: join(lo[4], hi[4]),
                 }
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn block_with_events<V: Visit>(
+            events: u64,
+            m: &Masks,
+            bytes: &[u8],
+            base: usize,
+            k: &mut Carry,
+            v: &mut V,
+        ) -> bool {
+            // SAFETY: the trait's contract: the CPU has these features.
+            unsafe { events_avx2(events, m, bytes, base, k, v) }
+        }
+
+        #[inline(always)]
+        fn prefetch(at: &u8) {
+            // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((at as *const u8).cast()) }
+        }
+
+        /// A carry-less multiply by all ones is a prefix XOR.
+        #[inline(always)]
+        fn prefix_xor(x: u64) -> u64 {
+            // SAFETY: `Avx2` is only used where PCLMULQDQ was detected
+            // (`Simd::detect`), inside `scan_avx2`, which enables it.
+            unsafe {
+                let ones = _mm_set1_epi8(-1);
+                let product = _mm_clmulepi64_si128::<0>(_mm_set_epi64x(0, x as i64), ones);
+                _mm_cvtsi128_si64(product) as u64
             }
         }
     }
@@ -460,7 +587,7 @@ pub(crate) mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             v.push(Simd::Sse2);
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if avx2_detected() {
                 v.push(Simd::Avx2);
             }
         }

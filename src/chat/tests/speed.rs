@@ -2,7 +2,8 @@
 //! the seed's memchr2 quote-to-quote walk. Ignored by default; the real
 //! benchmark lives in bench/. Run with
 //! `cargo test --release --lib chat::tests::speed -- --ignored --nocapture`
-//! (`CHAT_SPEED_MB` sets the size, 228 by default).
+//! (`CHAT_SPEED_MB` sets the size, 228 by default; `CHAT_SPEED_SIMD=Avx2`
+//! measures one classifier).
 
 use super::*;
 use std::time::Instant;
@@ -24,8 +25,8 @@ fn escape(s: &[u8], out: &mut Vec<u8>) {
 /// Tool-output-like text: code, paths, quotes, newlines.
 fn prose(seed: &mut u64, len: usize) -> Vec<u8> {
     const WORDS: [&[u8]; 16] = [
-        b"fn", b"let", b"self.index", b"\"path\"", b"src/chat/mod.rs", b"=>", b"{", b"}", b"\n    ", b"\\d+",
-        b"Ok(())", b"error:", b"'a'", b"\"\"", b"\n", b"value",
+        b"fn", b"let", b"self.index", b"\"path\"", b"src/chat/mod.rs", b"=>", b"{", b"}", b"\n    ", b"match",
+        b"Ok(())", b"error:", b"'a'", b"\\d+", b"\n", b"value",
     ];
     let mut out = Vec::with_capacity(len + 32);
     while out.len() < len {
@@ -97,6 +98,13 @@ fn memchr_walk(bytes: &[u8]) -> usize {
     quotes
 }
 
+/// The classifiers to measure: all this CPU runs, or `CHAT_SPEED_SIMD`.
+fn simds() -> Vec<crate::chat::scan::Simd> {
+    let only = std::env::var("CHAT_SPEED_SIMD").ok();
+    let all = crate::chat::scan::tests::all_simd();
+    all.into_iter().filter(|s| only.as_ref().is_none_or(|o| *o == format!("{s:?}"))).collect()
+}
+
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     let mut best = f64::MAX;
     let mut last = None;
@@ -116,7 +124,9 @@ fn index_speed_on_a_synthetic_rollout() {
     let backslashes = file.iter().filter(|&&c| c == b'\\').count() as f64 / file.len() as f64;
     let gb = file.len() as f64 / 1e9;
     let (t_walk, quotes) = best_of(3, || memchr_walk(&file));
-    for simd in crate::chat::scan::tests::all_simd() {
+    let (t_stream, _) = best_of(3, || memchr::memchr(0x01, &file));
+    println!("streaming the file (memchr of an absent byte): {:.2} GB/s", gb / t_stream);
+    for simd in simds() {
         let (t, n) = best_of(3, || {
             let mut ix = Index::with_simd(Format::Codex, MAX_MESSAGES_DEFAULT, simd);
             let mut at = 0;
@@ -127,6 +137,19 @@ fn index_speed_on_a_synthetic_rollout() {
             }
             ix.len()
         });
+        // As the server does: each window read into a buffer first.
+        let mut buf = vec![0u8; 1 << 20];
+        let (t_read, _) = best_of(3, || {
+            let mut ix = Index::with_simd(Format::Codex, MAX_MESSAGES_DEFAULT, simd);
+            let mut at = 0;
+            while at < file.len() {
+                let n = (file.len() - at).min(buf.len());
+                buf[..n].copy_from_slice(&file[at..at + n]);
+                at += ix.feed(at as u64, &buf[..n]);
+            }
+            ix.len()
+        });
+        println!("{simd:?}: windows copied to a buffer first, copy included: {:.2} GB/s", gb / t_read);
         println!(
             "{simd:?}: {:.0} MB, {n} messages, {:.1}% backslashes: index {:.2} GB/s, memchr2 walk {:.2} GB/s ({quotes} quotes), ratio {:.2}",
             file.len() as f64 / 1e6,
@@ -135,5 +158,51 @@ fn index_speed_on_a_synthetic_rollout() {
             gb / t_walk,
             t_walk / t,
         );
+    }
+}
+
+#[test]
+#[ignore]
+fn scan_speed_on_a_hot_window() {
+    struct Nothing(usize);
+    impl crate::chat::scan::Visit for Nothing {
+        fn quote(&mut self, _: usize, _: bool, _: u64) {
+            self.0 += 1;
+        }
+        fn structural(&mut self, _: usize, _: u8) {
+            self.0 += 1;
+        }
+        fn newline(&mut self, _: usize) -> bool {
+            true
+        }
+    }
+    let file = rollout(1 << 20);
+    for simd in simds() {
+        let (t, n) = best_of(5, || {
+            let mut v = Nothing(0);
+            for _ in 0..200 {
+                simd.scan(&file, &mut v);
+            }
+            v.0
+        });
+        println!("{simd:?}: scan alone, hot: {:.2} GB/s ({n} events)", 200.0 * file.len() as f64 / 1e9 / t);
+    }
+}
+
+#[test]
+#[ignore]
+fn feed_speed_on_a_hot_window() {
+    let file = rollout(1 << 20);
+    let end = file.iter().rposition(|&c| c == b'\n').unwrap() + 1;
+    for simd in simds() {
+        let (t, n) = best_of(5, || {
+            let mut n = 0;
+            for _ in 0..200 {
+                let mut ix = Index::with_simd(Format::Codex, MAX_MESSAGES_DEFAULT, simd);
+                n += ix.feed(0, &file[..end]);
+            }
+            n
+        });
+        println!("{simd:?}: feed, hot: {:.2} GB/s", n as f64 / 1e9 / t);
     }
 }

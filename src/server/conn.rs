@@ -68,6 +68,8 @@ pub enum Opened {
     Text(Rc<Vec<u8>>),
     /// An agent's `zmx`, opened for writing (only with `--allow-move`).
     Zmx { slot: u32, gen: u32 },
+    /// A chat message: the pool entry (index, generation) and its id.
+    Chat { entry: (usize, u32), id: u32 },
 }
 
 /// A fid's state: the node it names, whether it is a directory, and once

@@ -164,6 +164,9 @@ impl Server {
                 if let Some(m) = transcript {
                     entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Transcript }, attr: Attr::Disk(m) });
                 }
+                if self.tree.chat_format(slot, gen).is_some() {
+                    entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Chat }, attr: Attr::Skeleton });
+                }
                 let tree = &self.tree;
                 entries.sort_by(|a, b| tree.name(&a.loc).cmp(&tree.name(&b.loc)));
                 let qid = tree.skeleton_qid(&Loc::Agent { slot, gen, part: Part::Dir });

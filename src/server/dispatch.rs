@@ -35,6 +35,8 @@ pub enum After {
     ParkRead { tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32 },
     /// A write to an agent's `zmx`: a move.
     Move { tag: u16, slot: u32, gen: u32, data: Vec<u8> },
+    /// A read of a chat message: park it on the index's read.
+    ParkChatRead { tag: u16, entry: (usize, u32), id: u32, offset: u64, count: u32 },
 }
 
 pub struct Ctx<'a> {
@@ -205,6 +207,7 @@ fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: 
         qids: Vec::with_capacity(names.len()),
         next: None,
         scanned: false,
+        chat_waited: false,
         field: None,
         g: Default::default(),
     };
@@ -276,6 +279,7 @@ fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
         Some(Opened::Fact) => read_fact(ctx, conn, tag, fid, offset, count),
         Some(Opened::Text(text)) => read_text(ctx, conn, tag, &text, offset, count),
         Some(Opened::Zmx { .. }) => err(conn, ctx, tag, Error::FidNotOpen),
+        Some(Opened::Chat { entry, id }) => return After::ParkChatRead { tag, entry, id, offset, count },
     }
     After::Continue
 }

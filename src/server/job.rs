@@ -34,6 +34,8 @@ pub struct WalkState {
     pub next: Option<Loc>,
     /// Whether this walk already waited for a rescan of /proc.
     pub scanned: bool,
+    /// Whether this walk already waited for a chat refresh.
+    pub chat_waited: bool,
     /// The agent field the walk is deriving (its presence and its qid's
     /// version are its text's), and the facts gathered for it.
     pub field: Option<(u32, u32, Field)>,
@@ -61,6 +63,10 @@ pub enum Job {
     Gather { d: Derivation, g: Gathering },
     /// A move of an agent into a zmx session (`moves`).
     Move(Box<super::moves::Move>),
+    /// A refresh of an agent's chat index (internal; `chat`).
+    Chat(Box<super::chat::Refresh>),
+    /// A read of one chat message: the plan, once the index made one.
+    ChatRead { entry: (usize, u32), plan: Option<crate::chat::ReadPlan> },
 }
 
 /// What a gathering derives, and for whom.
@@ -98,6 +104,8 @@ pub struct Req {
     /// An internal request (the scan) answers no client; it is wanted
     /// until it has finished.
     pub internal: bool,
+    /// Whether this request already waited for a chat refresh.
+    pub chat_waited: bool,
     pub finished: bool,
     pub conn: usize,
     pub conn_gen: u32,
@@ -120,6 +128,8 @@ pub(super) enum Step {
     Wait,
     /// Wait for the next scan of the agents.
     Scan,
+    /// Wait for a refresh of this agent's chat index.
+    Chat(u32, u32),
     Answer(Result<Reply, Error>),
 }
 
@@ -135,6 +145,7 @@ impl Req {
     /// A request of the daemon's own, answering no client (the scan).
     pub(super) fn internal(gen: u32, job: Job) -> Req {
         Req {
+            chat_waited: false,
             pinned: false,
             internal: true,
             finished: false,
@@ -172,12 +183,19 @@ impl Server {
     }
 
     /// Start (or continue) whatever the job needs next.
-    fn kick(&mut self, key: usize) -> Step {
+    pub(super) fn kick(&mut self, key: usize) -> Step {
         let req = &mut self.reqs[key];
         match &mut req.job {
             Job::Walk(w) => {
                 let step = walk_next(&self.tree, w, &mut req.probes);
                 self.walk_on(key, step)
+            }
+            Job::Stat { loc: Loc::Agent { slot, gen, part: Part::ChatMsg(id) } } => {
+                let (slot, gen, id) = (*slot, *gen, *id);
+                if !req.chat_waited {
+                    return Step::Chat(slot, gen);
+                }
+                self.chat_msg_stat(slot, gen, id)
             }
             Job::Stat { loc: Loc::Agent { slot, gen, part: Part::Field(field) } } => {
                 let d = Derivation::Fields { slot: *slot, gen: *gen, purpose: Purpose::Stat(*field) };
@@ -192,6 +210,13 @@ impl Server {
                     Step::Wait
                 }
             },
+            Job::Open { fid, loc: Loc::Agent { slot, gen, part: part @ (Part::Chat | Part::ChatMsg(_)) }, .. } => {
+                let (fid, slot, gen, part) = (*fid, *slot, *gen, *part);
+                if !req.chat_waited {
+                    return Step::Chat(slot, gen);
+                }
+                self.chat_open(fid, slot, gen, part)
+            }
             Job::Open { fid, loc: Loc::Agent { slot, gen, part }, .. } if *part != Part::Transcript => {
                 if self.tree.agents.get(*slot, *gen).is_none() {
                     return Step::Answer(Err(Error::NotFound));
@@ -212,8 +237,8 @@ impl Server {
                     Step::Wait
                 }
             },
-            // A read and a move submit their own operations when parked.
-            Job::Read { .. } | Job::Move(_) => Step::Wait,
+            // These submit their own operations when parked.
+            Job::Read { .. } | Job::Move(_) | Job::Chat(_) | Job::ChatRead { .. } => Step::Wait,
             Job::Gather { .. } => self.gather_step(key),
         }
     }
@@ -225,6 +250,7 @@ impl Server {
             Step::Finished => self.reqs[key].finished = true,
             Step::Wait => self.start_probes(key),
             Step::Scan => self.wait_for_scan(key),
+            Step::Chat(slot, gen) => self.wait_for_chat(key, slot, gen),
             Step::Answer(result) => self.answer(key, result),
         }
         self.reap(key);
@@ -308,6 +334,9 @@ impl Server {
             Job::Read { .. } => Step::Wait,
             // A move's one probe reads the agent's stat.
             Job::Move(_) => self.move_identity_read(key, &probes[0].data),
+            // A chat refresh's one probe opens the transcript.
+            Job::Chat(_) => self.chat_opened(key, probes),
+            Job::ChatRead { .. } => Step::Wait,
             Job::Gather { g, .. } => {
                 let mut g = std::mem::take(g);
                 let close = self.absorb(&mut g, probes);
@@ -489,6 +518,23 @@ pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mu
                 Loc::Agent { slot, gen, part: Part::Dir } => {
                     Part::child(name).map(|part| Loc::Agent { slot: *slot, gen: *gen, part })
                 }
+                Loc::Agent { slot, gen, part: Part::Chat } => {
+                    let (slot, gen) = (*slot, *gen);
+                    if !w.chat_waited {
+                        w.chat_waited = true;
+                        return Step::Chat(slot, gen);
+                    }
+                    let id = tree.chat_of(slot, gen).and_then(|e| e.index.lookup(name));
+                    match id.and_then(|id| Some((id as u32, tree.chat_msg_qid(slot, gen, id as u32)?))) {
+                        Some((id, qid)) => {
+                            w.qids.push(qid);
+                            w.cur = Loc::Agent { slot, gen, part: Part::ChatMsg(id) };
+                            w.cur_is_dir = false;
+                            continue;
+                        }
+                        None => None,
+                    }
+                }
                 Loc::Agent { .. } => None,
             }
         };
@@ -509,7 +555,7 @@ pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mu
                 w.qids.push(tree.skeleton_qid(&next));
                 w.cur_is_dir = match next {
                     Loc::Static(i) => tree.static_is_dir(i),
-                    Loc::Agent { part, .. } => part == Part::Dir,
+                    Loc::Agent { part, .. } => matches!(part, Part::Dir | Part::Chat),
                     Loc::Mirror(_) => unreachable!("a mirror is probed"),
                 };
                 w.cur = next;

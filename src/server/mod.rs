@@ -14,6 +14,7 @@
 
 pub mod conn;
 pub mod dispatch;
+mod chat;
 mod derived;
 mod dirents;
 mod gather;
@@ -84,6 +85,10 @@ enum Token {
     Read(usize, u32),
     /// An operation of a parked move.
     Move(usize, u32, moves::MoveOp),
+    /// A read of a chat refresh.
+    Chat(usize, u32, chat::ChatOp),
+    /// The read of a chat message.
+    ChatMsg(usize, u32),
     /// An operation nobody waits on (a close, a cancel).
     Discard,
 }
@@ -105,6 +110,8 @@ pub struct Server {
     scan_waiters: Vec<(usize, u32)>,
     /// Whether a scan is in flight.
     scanning: bool,
+    /// Requests waiting for a refresh of an agent's chat index.
+    chat_waiters: std::collections::HashMap<(u32, u32), Vec<(usize, u32)>>,
     /// Agents being moved: a second move of one is refused.
     moving: std::collections::HashSet<(u32, u32)>,
     next_gen: u32,
@@ -128,6 +135,7 @@ impl Server {
             scan_waiters: Vec::new(),
             scanning: false,
             moving: std::collections::HashSet::new(),
+            chat_waiters: std::collections::HashMap::new(),
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -174,6 +182,8 @@ impl Server {
             Token::Probe(key, gen, i) => self.on_probe(key, gen, i, c),
             Token::Read(key, gen) => self.on_read(key, gen, c),
             Token::Move(key, gen, op) => self.on_move(key, gen, op, c.result),
+            Token::Chat(key, gen, op) => self.on_chat(key, gen, op, c),
+            Token::ChatMsg(key, gen) => self.on_chat_msg(key, gen, c),
             Token::Discard => {}
         }
     }
@@ -298,6 +308,9 @@ impl Server {
                 Some(After::Park(tag, job)) => self.park(idx, tag, job),
                 Some(After::ParkRead { tag, fid, file, offset, count }) => {
                     self.park_read(idx, tag, fid, file, offset, count)
+                }
+                Some(After::ParkChatRead { tag, entry, id, offset, count }) => {
+                    self.park_chat_read(idx, tag, entry, id, offset, count)
                 }
                 Some(After::Move { tag, slot, gen, data }) => {
                     if let Err(e) = self.begin_move(idx, tag, slot, gen, &data) {

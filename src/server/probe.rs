@@ -97,7 +97,7 @@ impl Probe {
             }
             Target::At { dirfd, name } => {
                 let flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
-                ring.submit(token, Sub::Statx { dirfd: *dirfd, path: name.clone(), flags, mask: libc::STATX_BASIC_STATS });
+                ring.submit(token, Sub::Statx { dirfd: *dirfd, path: name.clone(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME });
                 self.phase = Phase::Statx;
             }
         }
@@ -156,7 +156,7 @@ impl Probe {
         let flags = libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW;
         let dirfd = fd.as_raw_fd();
         self.fd = Some(fd);
-        ring.submit(token, Sub::Statx { dirfd, path: CString::default(), flags, mask: libc::STATX_BASIC_STATS });
+        ring.submit(token, Sub::Statx { dirfd, path: CString::default(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME });
         self.phase = Phase::Statx;
     }
 

@@ -39,6 +39,9 @@ pub struct Agent {
     /// nothing is asked again on every scan.
     pub session: Option<Session>,
     pub gen: u32,
+    /// The chat pool entry (index, generation) its `chat/` was last read
+    /// from.
+    pub chat: Option<(usize, u32)>,
 }
 
 #[derive(Default)]
@@ -66,7 +69,7 @@ impl Agents {
         for f in found {
             if !self.by_pid.contains_key(&f.pid) {
                 self.next_gen = self.next_gen.wrapping_add(1);
-                let slot = self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen });
+                let slot = self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen, chat: None });
                 self.by_pid.insert(f.pid, slot);
             }
         }

@@ -21,6 +21,7 @@
 //! a change of content moves it even when the size stays put.
 
 pub mod agents;
+pub mod chats;
 pub mod exclude;
 pub mod paths;
 
@@ -106,7 +107,18 @@ pub enum Part {
     Dir,
     Field(Field),
     Transcript,
+    /// `chat/`: the transcript as one file per message (claude, codex).
+    Chat,
+    /// One message of `chat/`, by id.
+    ChatMsg(u32),
 }
+
+/// Part codes: `Dir` 0, `Transcript` 1, fields from 2, `Chat` at
+/// `CHAT_CODE`, messages from `CHAT_MSG_BASE` (ids fit: the cap on
+/// messages is far below `u32::MAX - CHAT_MSG_BASE`).
+const CHAT_CODE: u32 = 15;
+const CHAT_MSG_BASE: u32 = 16;
+const _: () = assert!(2 + Field::ALL.len() as u32 <= CHAT_CODE);
 
 impl Part {
     fn code(self) -> u32 {
@@ -114,6 +126,8 @@ impl Part {
             Part::Dir => 0,
             Part::Transcript => 1,
             Part::Field(f) => 2 + f as u32,
+            Part::Chat => CHAT_CODE,
+            Part::ChatMsg(id) => CHAT_MSG_BASE.saturating_add(id),
         }
     }
 
@@ -121,6 +135,8 @@ impl Part {
         match code {
             0 => Some(Part::Dir),
             1 => Some(Part::Transcript),
+            CHAT_CODE => Some(Part::Chat),
+            c if c >= CHAT_MSG_BASE => Some(Part::ChatMsg(c - CHAT_MSG_BASE)),
             c => Field::ALL.get(c as usize - 2).map(|f| Part::Field(*f)),
         }
     }
@@ -129,6 +145,9 @@ impl Part {
     pub fn child(name: &[u8]) -> Option<Part> {
         if name == b"transcript" {
             return Some(Part::Transcript);
+        }
+        if name == b"chat" {
+            return Some(Part::Chat);
         }
         Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f))
     }
@@ -256,6 +275,9 @@ pub struct Meta {
     pub mtime: i64,
     pub uid: u32,
     pub gid: u32,
+    /// Birth time (seconds), 0 where the filesystem keeps none: an inode
+    /// reused for a new file is told apart by it.
+    pub btime: i64,
 }
 
 impl Meta {
@@ -268,6 +290,7 @@ impl Meta {
             mtime: sx.stx_mtime.tv_sec,
             uid: sx.stx_uid,
             gid: sx.stx_gid,
+            btime: if sx.stx_mask & libc::STATX_BTIME != 0 { sx.stx_btime.tv_sec } else { 0 },
         }
     }
 
@@ -320,6 +343,8 @@ pub struct Tree {
     paths: PathTable,
     /// The agents the last scan of `proc_base` found.
     pub agents: Agents,
+    /// The chat indexes (`--max-chats`, `--max-chat-messages`).
+    pub chats: chats::Chats,
     /// `--allow-move`: `zmx` is writable.
     pub allow_move: bool,
 }
@@ -343,6 +368,7 @@ impl Tree {
             proc_base,
             paths: PathTable::default(),
             agents: Agents::default(),
+            chats: chats::Chats::new(chats::MAX_CHATS_DEFAULT, crate::chat::MAX_MESSAGES_DEFAULT),
             allow_move: false,
         }
     }
@@ -410,6 +436,7 @@ impl Tree {
                 Some(a) => Loc::Static(self.active_dir(a.found.harness)),
                 None => Loc::Static(ACTIVE),
             },
+            Loc::Agent { slot, gen, part: Part::ChatMsg(_) } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Chat },
             Loc::Agent { slot, gen, .. } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Dir },
         }
     }
@@ -480,6 +507,11 @@ impl Tree {
             // An agent's directory and its fields are there while it is; a
             // field's text is derived when it is opened or stat'd.
             Loc::Agent { part: Part::Dir | Part::Field(_), .. } => Presence::Always,
+            Loc::Agent { slot, gen, part: Part::Chat } => {
+                if self.chat_format(*slot, *gen).is_some() { Presence::Always } else { Presence::Absent }
+            }
+            // A message is there when the index (made fresh first) has it.
+            Loc::Agent { part: Part::ChatMsg(_), .. } => Presence::Always,
             _ => self.backing(loc).map_or(Presence::Absent, Presence::Probe),
         }
     }
@@ -532,6 +564,43 @@ impl Tree {
             }
             Loc::Agent { part: Part::Transcript, .. } => b"transcript"[..].into(),
             Loc::Agent { part: Part::Field(f), .. } => f.name().as_bytes().into(),
+            Loc::Agent { part: Part::Chat, .. } => b"chat"[..].into(),
+            Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {
+                let mut name = Vec::new();
+                if let Some(e) = self.chat_of(*slot, *gen) {
+                    e.index.name(*id as usize, &mut name);
+                }
+                name.into()
+            }
+        }
+    }
+
+    /// The chat index an agent's `chat/` reads, when it has one.
+    pub fn chat_of(&self, slot: u32, gen: u32) -> Option<&chats::Entry> {
+        let (i, cgen) = self.agents.get(slot, gen)?.chat?;
+        self.chats.get(i, cgen)
+    }
+
+    /// A message's qid: a file; messages never change once whole, so its
+    /// version is a hash of what identifies its text (size and time).
+    pub fn chat_msg_qid(&self, slot: u32, gen: u32, id: u32) -> Option<Qid> {
+        let info = self.chat_of(slot, gen)?.index.info(id as usize)?;
+        let mut key = [0u8; 12];
+        key[..8].copy_from_slice(&info.size.to_le_bytes());
+        key[8..].copy_from_slice(&info.time.to_le_bytes());
+        let version = wyhash::wyhash(&key, 0xc4a7) as u32;
+        Some(Qid { ty: QTFILE, version, path: self.agent_qid_path(slot, gen, Part::ChatMsg(id)) })
+    }
+
+    /// Does this agent have a `chat/`: a claude or codex session with a
+    /// transcript?
+    pub fn chat_format(&self, slot: u32, gen: u32) -> Option<crate::chat::Format> {
+        let a = self.agents.get(slot, gen)?;
+        a.session.as_ref()?.transcript.as_ref()?;
+        match HARNESSES[a.found.harness as usize] {
+            "claude" => Some(crate::chat::Format::Claude),
+            "codex" => Some(crate::chat::Format::Codex),
+            _ => None,
         }
     }
 
@@ -673,14 +742,14 @@ mod tests {
     #[test]
     fn file_qid_paths_never_have_the_synthetic_bit() {
         for ino in [0u64, 1, u64::MAX, 1 << 63] {
-            let m = Meta { dev: u64::MAX, ino, mode: libc::S_IFREG as u16, size: 0, mtime: 0, uid: 0, gid: 0 };
+            let m = Meta { dev: u64::MAX, ino, mode: libc::S_IFREG as u16, size: 0, mtime: 0, uid: 0, gid: 0, btime: 0 };
             assert_eq!(m.qid().path & QID_PATH_SYNTHETIC, 0);
         }
     }
 
     #[test]
     fn qid_version_moves_on_an_append_within_the_same_second() {
-        let a = Meta { dev: 1, ino: 2, mode: libc::S_IFREG as u16, size: 10, mtime: 100, uid: 0, gid: 0 };
+        let a = Meta { dev: 1, ino: 2, mode: libc::S_IFREG as u16, size: 10, mtime: 100, uid: 0, gid: 0, btime: 0 };
         let b = Meta { size: 11, ..a };
         assert_ne!(a.qid().version, b.qid().version);
         assert_eq!(a.qid().path, b.qid().path);

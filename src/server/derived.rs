@@ -164,7 +164,8 @@ impl Server {
                 if let Some(m) = transcript {
                     entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Transcript }, attr: Attr::Disk(m) });
                 }
-                if self.tree.chat_format(slot, gen).is_some() {
+                // chat/ reads the transcript: listed only when it is there.
+                if transcript.is_some() && self.tree.chat_format(slot, gen).is_some() {
                     entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Chat }, attr: Attr::Skeleton });
                 }
                 let tree = &self.tree;

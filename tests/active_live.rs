@@ -103,7 +103,7 @@ fn every_entry_of_an_agent_stats_as_listed_with_the_length_its_read_returns() {
     let dir = format!("/active/claude/{}", agent.pid);
     let listed = c.list(&dir, F, c.msize - IOHDRSZ);
     assert_eq!(names(&listed), CLAUDE_ENTRIES);
-    for e in &listed {
+    for e in listed.iter().filter(|e| e.name != "chat") {
         let path = format!("{dir}/{}", e.name);
         c.walk_path(&path, G).qids();
         let stat = c.stat_ok(G);
@@ -160,7 +160,7 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
     let d = w.daemon();
     let dir = format!("/active/codex/{}", agent.pid);
     assert!(lines(&w.client_ok(&d, "ls", "/active/codex")).contains(&agent.pid.to_string().as_str()));
-    let want = ["cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "zmx"];
+    let want = ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "zmx"];
     assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), want, "codex publishes no status");
     let cat = |field: &str| w.client_ok(&d, "cat", &format!("{dir}/{field}"));
     assert_eq!(cat("pid"), format!("{}\n", agent.pid));

@@ -13,7 +13,8 @@ const USAGE: &str = "\
 usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
                [--msize BYTES] [--max-fids N] [--max-conns N]
-               [--max-dir-entries N] [-D] [-v]...
+               [--max-dir-entries N] [--max-chats N] [--max-chat-messages N]
+               [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
        9agents stat [-a ADDR] PATH
@@ -39,6 +40,8 @@ unix!/path, tcp!host!port, or a posted name.
   --max-fids N     fids per connection (default 1048576)
   --max-conns N    connections at once (default 256)
   --max-dir-entries N  entries a listed directory may hold (default 65536)
+  --max-chats N    transcripts whose chat index is kept (default 8)
+  --max-chat-messages N  messages one chat may list (default 1048576)
   -D               print every 9P message to stderr
   -v               more logging (repeat for more)
 ";
@@ -64,6 +67,8 @@ fn millis(p: &mut pico_args::Arguments, flag: &'static str, default: u64) -> Res
 
 struct Options {
     cfg: Config,
+    max_chats: usize,
+    max_chat_messages: usize,
     unix: Vec<PathBuf>,
     tcp: Vec<SocketAddr>,
     fd: Option<i32>,
@@ -156,6 +161,11 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
     }
     let opts = Options {
         cfg,
+        max_chats: p.opt_value_from_str("--max-chats").map_err(e)?.unwrap_or(nineagents::tree::chats::MAX_CHATS_DEFAULT),
+        max_chat_messages: p
+            .opt_value_from_str("--max-chat-messages")
+            .map_err(e)?
+            .unwrap_or(nineagents::chat::MAX_MESSAGES_DEFAULT),
         unix: p.values_from_str("--unix").map_err(e)?,
         tcp: p.values_from_str("--tcp").map_err(e)?,
         fd: p.opt_value_from_str("--fd").map_err(e)?,
@@ -217,6 +227,7 @@ fn serve(opts: Options) -> std::io::Result<()> {
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
     let mut tree = Tree::new(owner, &opts.roots, &opts.proc_dir);
     tree.allow_move = opts.cfg.allow_move;
+    tree.chats = nineagents::tree::chats::Chats::new(opts.max_chats, opts.max_chat_messages);
     let mut server = Server::new(opts.cfg, tree, listeners, signal_fd)?;
     server.run(only)
 }

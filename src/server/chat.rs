@@ -120,8 +120,11 @@ impl Server {
         let (i, old) = match self.tree.chats.entry(meta.dev, meta.ino, meta.btime, format) {
             Ok(got) => got,
             Err(_) => {
-                log::warn!("chat: every --max-chats index is busy; try again");
                 self.ring.submit(Token::Discard, Sub::Close { fd });
+                let Job::Chat(r) = &self.reqs[key].job else { unreachable!() };
+                if let Some(a) = self.tree.agents.get_mut(r.agent.0, r.agent.1) {
+                    a.chat_error = Some(Error::ChatsBusy);
+                }
                 return self.chat_done(key);
             }
         };
@@ -257,6 +260,7 @@ impl Server {
             let cgen = self.tree.chats.at(i).gen;
             if let Some(a) = self.tree.agents.get_mut(agent.0, agent.1) {
                 a.chat = Some((i, cgen));
+                a.chat_error = None;
             }
         }
         self.chat_refreshed(agent);
@@ -338,7 +342,11 @@ impl Server {
     /// An open of `chat/` (its listing) or of one message, the index fresh.
     pub(super) fn chat_open(&self, fid: u32, slot: u32, gen: u32, part: crate::tree::Part) -> Step {
         use crate::tree::{Attr, Loc, Part};
-        let Some((i, cgen)) = self.tree.agents.get(slot, gen).and_then(|a| a.chat) else {
+        let agent = self.tree.agents.get(slot, gen);
+        if let Some(e) = agent.and_then(|a| a.chat_error) {
+            return Step::Answer(Err(e));
+        }
+        let Some((i, cgen)) = agent.and_then(|a| a.chat) else {
             return Step::Answer(Err(Error::NotFound));
         };
         let Some(e) = self.tree.chats.get(i, cgen) else { return Step::Answer(Err(Error::NotFound)) };

@@ -42,6 +42,8 @@ pub struct Agent {
     /// The chat pool entry (index, generation) its `chat/` was last read
     /// from.
     pub chat: Option<(usize, u32)>,
+    /// Why the last refresh of its chat failed, if it did.
+    pub chat_error: Option<crate::errors::Error>,
 }
 
 #[derive(Default)]
@@ -69,7 +71,7 @@ impl Agents {
         for f in found {
             if !self.by_pid.contains_key(&f.pid) {
                 self.next_gen = self.next_gen.wrapping_add(1);
-                let slot = self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen, chat: None });
+                let slot = self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen, chat: None, chat_error: None });
                 self.by_pid.insert(f.pid, slot);
             }
         }

@@ -150,7 +150,7 @@ fn meta(m: &fs::Metadata) -> Result<Meta, i32> {
     if m.file_type().is_symlink() {
         return Err(libc::ELOOP);
     }
-    Ok(Meta { dev: m.dev(), ino: m.ino(), mode: m.mode() as u16, size: m.size(), mtime: m.mtime(), uid: m.uid(), gid: m.gid() })
+    Ok(Meta { dev: m.dev(), ino: m.ino(), mode: m.mode() as u16, size: m.size(), mtime: m.mtime(), uid: m.uid(), gid: m.gid(), btime: 0 })
 }
 
 fn errno(e: std::io::Error) -> i32 {

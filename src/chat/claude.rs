@@ -18,7 +18,7 @@
 
 use super::conv::{self, Call, Conv, Pending, PartKeys};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
-use super::walk::{Node, Rec, Val, LEAF};
+use super::walk::{Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -58,8 +58,15 @@ const ORIGIN: u8 = 31;
 const ATTACHMENT_CONTENT: u8 = 32;
 const ORIGIN_KIND: u8 = 33;
 
-/// The schema of a Claude Code record, indexed by node.
-pub(crate) static SCHEMA: [Node; 34] = {
+/// The schema of a Claude Code record.
+pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted };
+
+/// The record types that can hold a message.
+fn wanted(ty: &[u8]) -> bool {
+    matches!(ty, b"user" | b"assistant" | b"system" | b"attachment" | b"queue-operation")
+}
+
+static NODES: [Node; 34] = {
     let mut s = [LEAF; 34];
     s[ROOT as usize] = Node {
         keys: &[

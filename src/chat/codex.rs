@@ -13,7 +13,7 @@
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Store};
-use super::walk::{Node, Rec, Val, LEAF};
+use super::walk::{Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -56,8 +56,16 @@ macro_rules! item_keys {
     };
 }
 
-/// The schema of a codex record, indexed by node.
-pub(crate) static SCHEMA: [Node; 19] = {
+/// The schema of a codex record.
+pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted };
+
+/// The record types that can hold a message: items, wrapped or bare, and
+/// a compaction's summary.
+fn wanted(ty: &[u8]) -> bool {
+    matches!(ty, b"response_item" | b"compacted") || is_item(ty)
+}
+
+static NODES: [Node; 19] = {
     let mut s = [LEAF; 19];
     s[ROOT as usize] = Node { keys: item_keys!((b"timestamp", TIMESTAMP), (b"payload", PAYLOAD),), elem: 0 };
     s[PAYLOAD as usize] = Node { keys: item_keys!(), elem: 0 };

@@ -85,8 +85,8 @@ impl Index {
     pub(crate) fn with_simd(format: Format, max_messages: usize, simd: Simd) -> Index {
         let max_messages = max_messages.min(MAX_MESSAGES_LIMIT);
         let schema = match format {
-            Format::Claude => &claude::SCHEMA[..],
-            Format::Codex => &codex::SCHEMA[..],
+            Format::Claude => &claude::SCHEMA,
+            Format::Codex => &codex::SCHEMA,
         };
         Index {
             format,
@@ -252,13 +252,13 @@ struct Feed<'a> {
 
 impl Visit for Feed<'_> {
     #[inline(always)]
-    fn quote(&mut self, pos: usize, open: bool, saved: u64) {
-        self.walker.quote(self.bytes, pos, open, saved);
+    fn quote(&mut self, pos: usize, open: bool, saved: u64) -> bool {
+        self.walker.quote(self.bytes, pos, open, saved)
     }
 
     #[inline(always)]
-    fn structural(&mut self, pos: usize, byte: u8) {
-        self.walker.structural(self.bytes, pos, byte);
+    fn structural(&mut self, pos: usize, byte: u8) -> bool {
+        self.walker.structural(self.bytes, pos, byte)
     }
 
     fn newline(&mut self, pos: usize) -> bool {

@@ -63,6 +63,12 @@ pub use index::{Index, Info, Probe};
 pub use render::ReadPlan;
 pub use time::parse_time;
 
+/// Which classifier `Index::new` uses on this CPU: `avx512` (AVX-512 BW),
+/// `avx2`, `sse2` or `scalar`. Every one gives the same index.
+pub fn scan_path() -> &'static str {
+    scan::Simd::detect().name()
+}
+
 /// Digits in a message id: every id has the same width, so a plain sort of
 /// the names is the order the messages were said in.
 pub const ID_DIGITS: usize = 8;

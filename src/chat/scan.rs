@@ -71,13 +71,13 @@ pub(crate) trait Classify {
     #[inline(never)]
     unsafe fn block_with_events<V: Visit>(
         events: u64,
-        m: &Masks,
+        m: Masks,
+        k: After,
         bytes: &[u8],
         base: usize,
-        k: &mut Carry,
         v: &mut V,
-    ) -> bool {
-        block_with_events(events, m, bytes, base, k, v)
+    ) -> Option<After> {
+        block_with_events(events, m, k, bytes, base, v)
     }
 }
 
@@ -87,9 +87,11 @@ pub(crate) trait Visit {
     /// A quote that opens (`open`) or closes a string; `saved` is how many
     /// bytes the escapes before `pos` save (a running total: subtract the
     /// value at the opening quote from the value at the closing one).
-    fn quote(&mut self, pos: usize, open: bool, saved: u64);
-    /// One of `{ } [ ] : ,` outside strings.
-    fn structural(&mut self, pos: usize, byte: u8);
+    /// False when the rest of the line does not matter: only its end is
+    /// reported then.
+    fn quote(&mut self, pos: usize, open: bool, saved: u64) -> bool;
+    /// One of `{ } [ ] : ,` outside strings. False as for `quote`.
+    fn structural(&mut self, pos: usize, byte: u8) -> bool;
     /// A line ends at `pos`. False stops the scan.
     fn newline(&mut self, pos: usize) -> bool;
 }
@@ -97,15 +99,29 @@ pub(crate) trait Visit {
 /// The classifier this CPU runs best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Simd {
+    Avx512,
     Avx2,
     Sse2,
     Scalar,
 }
 
 impl Simd {
+    /// The classifier's name, as `chat::scan_path` reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Avx512 => "avx512",
+            Simd::Avx2 => "avx2",
+            Simd::Sse2 => "sse2",
+            Simd::Scalar => "scalar",
+        }
+    }
+
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
+            if avx512_detected() {
+                return Simd::Avx512;
+            }
             if avx2_detected() {
                 return Simd::Avx2;
             }
@@ -118,6 +134,11 @@ impl Simd {
     /// Scans `bytes` with this classifier. False when the visitor stopped.
     pub fn scan<V: Visit>(self, bytes: &[u8], v: &mut V) -> bool {
         match self {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx512` is only chosen when the CPU reports AVX-512
+            // BW and the rest `scan_avx512` enables (`detect`, or a test
+            // that checked the same).
+            Simd::Avx512 => unsafe { x86::scan_avx512(bytes, v) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only chosen when the CPU reports AVX2 and
             // the rest `scan_avx2` enables (`detect`, or a test that
@@ -139,8 +160,15 @@ pub(crate) fn avx2_detected() -> bool {
     has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("pclmulqdq")
 }
 
+/// AVX-512 (BW, for bytes), and the same bit instructions.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx512_detected() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx512f") && has!("avx512bw") && avx2_detected()
+}
+
 /// What a block hands the next one.
-pub(crate) struct Carry {
+struct Carry {
     /// The first byte of the next block is escaped (0 or 1).
     escaped: u64,
     /// Inside a string at the end of the block (all ones or zero).
@@ -150,6 +178,8 @@ pub(crate) struct Carry {
     /// Position of a `\u` that is the second half of a surrogate pair
     /// already counted with its first.
     low_half: usize,
+    /// The visitor wants nothing more of this line but its end.
+    line_done: bool,
 }
 
 /// Scans `bytes` block by block. The last, short block is padded with
@@ -159,7 +189,7 @@ pub(crate) struct Carry {
 /// The CPU must support `C` (see `Classify::classify`).
 #[inline(always)]
 pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> bool {
-    let mut k = Carry { escaped: 0, in_string: 0, saved: 0, low_half: usize::MAX };
+    let mut k = Carry { escaped: 0, in_string: 0, saved: 0, low_half: usize::MAX, line_done: false };
     let mut base = 0;
     while base < bytes.len() {
         if let Some(ahead) = bytes.get(base + PREFETCH) {
@@ -197,27 +227,49 @@ fn step<C: Classify, V: Visit>(c: &Classes, bytes: &[u8], base: usize, k: &mut C
     }
     k.in_string = 0u64.wrapping_sub(inside >> 63);
     let simple = escaped & c.simple;
-    let other = escaped & !c.simple;
-    let events = (c.structural & !inside) | quotes | c.newline;
+    let mut events = (c.structural & !inside) | quotes | c.newline;
+    let mut other = escaped & !c.simple;
+    if k.line_done {
+        // Only the line's end matters, and what follows it; the savings of
+        // a line no one reads are never asked for (strings are measured
+        // within a line).
+        let from = from_first(c.newline);
+        events &= from;
+        other &= from;
+    }
     if events | other == 0 {
         k.saved += u64::from(simple.count_ones());
         return true;
     }
-    let masks = Masks { quotes, inside, newline: c.newline, simple, other };
+    let m = Masks { quotes, inside, newline: c.newline, simple, other };
+    let before = After { saved: k.saved, low_half: k.low_half, line_done: k.line_done };
     // SAFETY: forwarded from `scan`'s contract.
-    unsafe { C::block_with_events(events, &masks, bytes, base, k, v) }
+    match unsafe { C::block_with_events(events, m, before, bytes, base, v) } {
+        Some(after) => {
+            (k.saved, k.low_half, k.line_done) = (after.saved, after.low_half, after.line_done);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The carries a block with events hands on, passed by value so the
+/// scan's own stay in registers.
+pub(crate) struct After {
+    saved: u64,
+    low_half: usize,
+    line_done: bool,
 }
 
 /// A block with events or `\u` escapes: kept out of the loop above, whose
-/// registers are better spent on the blocks that have neither.
+/// registers are better spent on the blocks that have neither. Returns the
+/// carries after the block; `None` when the visitor stopped.
 #[inline(always)]
-fn block_with_events<V: Visit>(events: u64, m: &Masks, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
+fn block_with_events<V: Visit>(events: u64, m: Masks, mut k: After, bytes: &[u8], base: usize, v: &mut V) -> Option<After> {
     let fix = if m.other == 0 { Fixups::default() } else { fixups(m.other, bytes, base, &mut k.low_half) };
-    if !events_in_order(events, m, &fix, bytes, base, k.saved, v) {
-        return false;
-    }
+    k.line_done = events_in_order(events, &m, &fix, bytes, base, k.saved, v)?;
     k.saved += u64::from(m.simple.count_ones()) + fix.sum(!0);
-    true
+    Some(k)
 }
 
 /// What the events of a block are told apart by.
@@ -229,6 +281,8 @@ pub(crate) struct Masks {
     other: u64,
 }
 
+/// Hands the block's events to the visitor in order. Returns whether the
+/// line open at the block's end is done with (`None`: the visitor stopped).
 #[inline(always)]
 fn events_in_order<V: Visit>(
     mut events: u64,
@@ -238,28 +292,46 @@ fn events_in_order<V: Visit>(
     base: usize,
     saved: u64,
     v: &mut V,
-) -> bool {
+) -> Option<bool> {
+    let mut line_done = false;
     while events != 0 {
         let i = events.trailing_zeros();
         events &= events - 1;
         let bit = 1u64 << i;
         let pos = base + i as usize;
-        if m.newline & bit != 0 {
+        let more = if m.newline & bit != 0 {
             if !v.newline(pos) {
-                return false;
+                return None;
             }
+            line_done = false;
+            true
         } else if m.quotes & bit != 0 {
             let below = bit - 1;
             let mut saved = saved + u64::from((m.simple & below).count_ones());
             if m.other != 0 {
                 saved += fix.sum(below);
             }
-            v.quote(pos, m.inside & bit != 0, saved);
-        } else if let Some(&b) = bytes.get(pos) {
-            v.structural(pos, b);
+            v.quote(pos, m.inside & bit != 0, saved)
+        } else {
+            bytes.get(pos).is_none_or(|&b| v.structural(pos, b))
+        };
+        if !more {
+            line_done = true;
+            // Newlines after this event: `bit | (bit - 1)` is it and below.
+            events &= from_first(m.newline & !(bit | (bit - 1)));
         }
     }
-    true
+    Some(line_done)
+}
+
+/// The bits from the lowest set bit of `m` up (none when `m` is empty).
+#[inline(always)]
+fn from_first(m: u64) -> u64 {
+    if m == 0 {
+        0
+    } else {
+        !((m & m.wrapping_neg()) - 1)
+    }
 }
 
 /// Which bytes are escaped: the byte after each backslash that is not
@@ -407,7 +479,7 @@ mod x86 {
     //! its nibbles' table entries have the bit. SSE2 has no byte shuffle,
     //! so it compares against each byte of each class.
 
-    use super::{scan, Carry, Classes, Classify, Masks, Visit, BLOCK};
+    use super::{scan, After, Classes, Classify, Masks, Visit, BLOCK};
     use std::arch::x86_64::*;
 
     /// Class bits, by (high nibbles) × (low nibbles):
@@ -438,8 +510,15 @@ mod x86 {
     /// The CPU must have the features enabled.
     #[inline(never)]
     #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-    unsafe fn events_avx2<V: Visit>(events: u64, m: &Masks, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
-        super::block_with_events(events, m, bytes, base, k, v)
+    unsafe fn events_avx2<V: Visit>(
+        events: u64,
+        m: Masks,
+        k: After,
+        bytes: &[u8],
+        base: usize,
+        v: &mut V,
+    ) -> Option<After> {
+        super::block_with_events(events, m, k, bytes, base, v)
     }
 
     impl Classify for Avx2 {
@@ -463,14 +542,14 @@ mod x86 {
         #[inline(always)]
         unsafe fn block_with_events<V: Visit>(
             events: u64,
-            m: &Masks,
+            m: Masks,
+            k: After,
             bytes: &[u8],
             base: usize,
-            k: &mut Carry,
             v: &mut V,
-        ) -> bool {
+        ) -> Option<After> {
             // SAFETY: the trait's contract: the CPU has these features.
-            unsafe { events_avx2(events, m, bytes, base, k, v) }
+            unsafe { events_avx2(events, m, k, bytes, base, v) }
         }
 
         #[inline(always)]
@@ -517,6 +596,67 @@ mod x86 {
             !(_mm256_movemask_epi8(none) as u32)
         };
         [eq(b'"'), eq(b'\\'), eq(b'\n'), has(STRUCTURAL), has(SIMPLE)]
+    }
+
+    /// Scans with AVX-512 BW: a block is one register, and a comparison
+    /// gives its mask directly.
+    ///
+    /// # Safety
+    /// The CPU must have those features (`Simd::detect` checks each).
+    #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,popcnt,pclmulqdq")]
+    pub(super) unsafe fn scan_avx512<V: Visit>(bytes: &[u8], v: &mut V) -> bool {
+        // SAFETY: this function's contract is the features'.
+        unsafe { scan::<Avx512, V>(bytes, v) }
+    }
+
+    pub(crate) struct Avx512;
+
+    impl Classify for Avx512 {
+        #[inline(always)]
+        unsafe fn classify(block: &[u8; BLOCK]) -> Classes {
+            // SAFETY: the caller has checked AVX-512 BW (the trait's
+            // contract); `block` is 64 readable bytes, and loadu has no
+            // alignment requirement.
+            unsafe {
+                let v = _mm512_loadu_si512(block.as_ptr().cast());
+                let table = |t: &[u8; 16]| _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()));
+                let nib = _mm512_set1_epi8(0x0f);
+                let lo = _mm512_shuffle_epi8(table(&LOW), _mm512_and_si512(v, nib));
+                let hi = _mm512_shuffle_epi8(table(&HIGH), _mm512_and_si512(_mm512_srli_epi16::<4>(v), nib));
+                let class = _mm512_and_si512(lo, hi);
+                let eq = |b: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b as i8));
+                Classes {
+                    quote: eq(b'"'),
+                    backslash: eq(b'\\'),
+                    newline: eq(b'\n'),
+                    structural: _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL)),
+                    simple: _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE)),
+                }
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn block_with_events<V: Visit>(
+            events: u64,
+            m: Masks,
+            k: After,
+            bytes: &[u8],
+            base: usize,
+            v: &mut V,
+        ) -> Option<After> {
+            // SAFETY: the trait's contract: the CPU has these features.
+            unsafe { events_avx2(events, m, k, bytes, base, v) }
+        }
+
+        #[inline(always)]
+        fn prefetch(at: &u8) {
+            Avx2::prefetch(at);
+        }
+
+        #[inline(always)]
+        fn prefix_xor(x: u64) -> u64 {
+            Avx2::prefix_xor(x)
+        }
     }
 
     pub(crate) struct Sse2;
@@ -569,11 +709,13 @@ pub(crate) mod tests {
     pub(crate) struct Record(pub Vec<(usize, u8, u64)>);
 
     impl Visit for Record {
-        fn quote(&mut self, pos: usize, open: bool, saved: u64) {
+        fn quote(&mut self, pos: usize, open: bool, saved: u64) -> bool {
             self.0.push((pos, if open { b'<' } else { b'>' }, saved));
+            true
         }
-        fn structural(&mut self, pos: usize, byte: u8) {
+        fn structural(&mut self, pos: usize, byte: u8) -> bool {
             self.0.push((pos, byte, 0));
+            true
         }
         fn newline(&mut self, pos: usize) -> bool {
             self.0.push((pos, b'\n', 0));
@@ -589,6 +731,9 @@ pub(crate) mod tests {
             v.push(Simd::Sse2);
             if avx2_detected() {
                 v.push(Simd::Avx2);
+            }
+            if avx512_detected() {
+                v.push(Simd::Avx512);
             }
         }
         v
@@ -642,6 +787,8 @@ pub(crate) mod tests {
         // SAFETY: `all_simd` only lists what this CPU runs.
         unsafe {
             match simd {
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx512 => x86::Avx512::classify(block),
                 #[cfg(target_arch = "x86_64")]
                 Simd::Avx2 => x86::Avx2::classify(block),
                 #[cfg(target_arch = "x86_64")]

@@ -31,6 +31,17 @@ pub(crate) struct Node {
 /// A leaf, and the placeholder for node 0 (which means "not recorded").
 pub(crate) const LEAF: Node = Node { keys: &[], elem: 0 };
 
+/// A format's schema: its nodes (node 1 is the record), and which record
+/// types are worth walking. Most lines of a rollout are bookkeeping
+/// (`event_msg`, progress); once the record's `type` says so, the rest of
+/// the line is not walked.
+pub(crate) struct Schema {
+    pub nodes: &'static [Node],
+    /// The node of the record's `type`.
+    pub kind: u8,
+    pub wanted: fn(&[u8]) -> bool,
+}
+
 /// The kind of a recorded value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Val {
@@ -103,7 +114,7 @@ enum Phase {
 
 /// The walk of one line at a time; its buffers are kept between lines.
 pub(crate) struct Walker {
-    schema: &'static [Node],
+    schema: &'static Schema,
     pub entries: Vec<Entry>,
     frames: Vec<Frame>,
     phase: Phase,
@@ -122,7 +133,7 @@ pub(crate) struct Walker {
 }
 
 impl Walker {
-    pub fn new(schema: &'static [Node]) -> Walker {
+    pub fn new(schema: &'static Schema) -> Walker {
         Walker {
             schema,
             entries: Vec::new(),
@@ -189,12 +200,23 @@ impl Walker {
     }
 
     fn node(&self, sid: u8) -> &'static Node {
-        self.schema.get(usize::from(sid)).unwrap_or(&LEAF)
+        self.schema.nodes.get(usize::from(sid)).unwrap_or(&LEAF)
     }
 
-    /// A quote opens or closes a string.
+    /// Whether the rest of the line can still matter.
+    pub fn walking(&self) -> bool {
+        matches!(self.phase, Phase::Start | Phase::Open)
+    }
+
+    /// A quote opens or closes a string. False when the rest of the line
+    /// does not matter.
     #[inline(always)]
-    pub fn quote(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) {
+    pub fn quote(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) -> bool {
+        self.quote_event(bytes, pos, open, saved);
+        self.walking()
+    }
+
+    fn quote_event(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) {
         if self.phase != Phase::Open || self.skip > 0 {
             if self.phase == Phase::Start {
                 self.die();
@@ -232,11 +254,14 @@ impl Walker {
     /// A key ends at `pos`: which value comes next.
     fn key(&mut self, bytes: &[u8], pos: usize) {
         let key = bytes.get(self.str_at + 1..pos).unwrap_or(&[]);
-        let schema = self.schema;
+        let nodes = self.schema.nodes;
         let Some(f) = self.frames.last_mut() else { return };
-        let node = schema.get(usize::from(f.sid)).unwrap_or(&LEAF);
+        let node = nodes.get(usize::from(f.sid)).unwrap_or(&LEAF);
         f.key_sid = 0;
-        if let Some(i) = node.keys.iter().position(|(k, _)| *k == key) {
+        // Length and first byte rule out most keys before a full compare.
+        let first = key.first().copied();
+        let same = |k: &[u8]| k.len() == key.len() && k.first().copied() == first && k == key;
+        if let Some(i) = node.keys.iter().position(|(k, _)| same(k)) {
             let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
             if f.seen & bit == 0 {
                 f.seen |= bit;
@@ -256,11 +281,20 @@ impl Walker {
         e.end = end;
         e.out = out as u32;
         e.nl = out > 0 && !escape::ends_in_newline(body);
+        if self.str_sid == self.schema.kind && self.frames.len() == 1 && !(self.schema.wanted)(body) {
+            self.phase = Phase::Done;
+        }
     }
 
-    /// One of `{ } [ ] : ,` outside strings.
+    /// One of `{ } [ ] : ,` outside strings. False when the rest of the
+    /// line does not matter.
     #[inline(always)]
-    pub fn structural(&mut self, bytes: &[u8], pos: usize, c: u8) {
+    pub fn structural(&mut self, bytes: &[u8], pos: usize, c: u8) -> bool {
+        self.structural_event(bytes, pos, c);
+        self.walking()
+    }
+
+    fn structural_event(&mut self, bytes: &[u8], pos: usize, c: u8) {
         if self.skip > 0 {
             return self.skipping(pos, c);
         }
@@ -483,7 +517,7 @@ mod tests {
     const LIST: u8 = 4;
     const ITEM: u8 = 5;
     const TEXT: u8 = 6;
-    static SCHEMA: [Node; 7] = [
+    static NODES: [Node; 7] = [
         LEAF,
         Node { keys: &[(b"a", A), (b"b", B), (b"list", LIST)], elem: 0 },
         LEAF,
@@ -492,14 +526,15 @@ mod tests {
         Node { keys: &[(b"text", TEXT)], elem: 0 },
         LEAF,
     ];
+    static SCHEMA: Schema = Schema { nodes: &NODES, kind: B, wanted: |t| t != b"skip" };
 
     struct One<'a>(&'a mut Walker, &'a [u8]);
     impl Visit for One<'_> {
-        fn quote(&mut self, pos: usize, open: bool, saved: u64) {
-            self.0.quote(self.1, pos, open, saved);
+        fn quote(&mut self, pos: usize, open: bool, saved: u64) -> bool {
+            self.0.quote(self.1, pos, open, saved)
         }
-        fn structural(&mut self, pos: usize, byte: u8) {
-            self.0.structural(self.1, pos, byte);
+        fn structural(&mut self, pos: usize, byte: u8) -> bool {
+            self.0.structural(self.1, pos, byte)
         }
         fn newline(&mut self, _: usize) -> bool {
             true
@@ -544,6 +579,12 @@ mod tests {
             texts(line),
             ["Str=hi", "Scalar=true", "Str=t1", "item:Str=s", "item:Scalar=7", r#"item:Obj={"q":1}"#]
         );
+    }
+
+    #[test]
+    fn a_record_of_an_unwanted_type_is_not_walked_past_its_type() {
+        assert_eq!(texts(br#"{"a":"x","b":"skip","list":[{"text":"t"}]}"#), ["Str=x", "Str=skip"]);
+        assert_eq!(texts(br#"{"a":"x","b":"keep","list":[{"text":"t"}]}"#), ["Str=x", "Str=keep", "Str=t"]);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! the seed's memchr2 quote-to-quote walk. Ignored by default; the real
 //! benchmark lives in bench/. Run with
 //! `cargo test --release --lib chat::tests::speed -- --ignored --nocapture`
-//! (`CHAT_SPEED_MB` sets the size, 228 by default; `CHAT_SPEED_SIMD=Avx2`
-//! measures one classifier).
+//! (`CHAT_SPEED_MB` sets the size, 228 by default; `CHAT_SPEED_FILE` reads
+//! a rollout instead; `CHAT_SPEED_SIMD=Avx2` measures one classifier).
 
 use super::*;
 use std::time::Instant;
@@ -120,7 +120,10 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 #[ignore]
 fn index_speed_on_a_synthetic_rollout() {
     let mb: usize = std::env::var("CHAT_SPEED_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(228);
-    let file = rollout(mb << 20);
+    let file = match std::env::var("CHAT_SPEED_FILE") {
+        Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable"),
+        Err(_) => rollout(mb << 20),
+    };
     let backslashes = file.iter().filter(|&&c| c == b'\\').count() as f64 / file.len() as f64;
     let gb = file.len() as f64 / 1e9;
     let (t_walk, quotes) = best_of(3, || memchr_walk(&file));
@@ -166,11 +169,13 @@ fn index_speed_on_a_synthetic_rollout() {
 fn scan_speed_on_a_hot_window() {
     struct Nothing(usize);
     impl crate::chat::scan::Visit for Nothing {
-        fn quote(&mut self, _: usize, _: bool, _: u64) {
+        fn quote(&mut self, _: usize, _: bool, _: u64) -> bool {
             self.0 += 1;
+            true
         }
-        fn structural(&mut self, _: usize, _: u8) {
+        fn structural(&mut self, _: usize, _: u8) -> bool {
             self.0 += 1;
+            true
         }
         fn newline(&mut self, _: usize) -> bool {
             true
@@ -192,7 +197,10 @@ fn scan_speed_on_a_hot_window() {
 #[test]
 #[ignore]
 fn feed_speed_on_a_hot_window() {
-    let file = rollout(1 << 20);
+    let file = match std::env::var("CHAT_SPEED_FILE") {
+        Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable")[..1 << 20].to_vec(),
+        Err(_) => rollout(1 << 20),
+    };
     let end = file.iter().rposition(|&c| c == b'\n').unwrap() + 1;
     for simd in simds() {
         let (t, n) = best_of(5, || {
@@ -205,4 +213,47 @@ fn feed_speed_on_a_hot_window() {
         });
         println!("{simd:?}: feed, hot: {:.2} GB/s", n as f64 / 1e9 / t);
     }
+}
+
+#[test]
+#[ignore]
+fn where_the_events_are() {
+    struct Count {
+        quotes: usize,
+        structural: usize,
+        lines: usize,
+        blocks_with_events: std::collections::HashSet<usize>,
+    }
+    impl crate::chat::scan::Visit for Count {
+        fn quote(&mut self, pos: usize, _: bool, _: u64) -> bool {
+            self.quotes += 1;
+            self.blocks_with_events.insert(pos / 64);
+            true
+        }
+        fn structural(&mut self, pos: usize, _: u8) -> bool {
+            self.structural += 1;
+            self.blocks_with_events.insert(pos / 64);
+            true
+        }
+        fn newline(&mut self, pos: usize) -> bool {
+            self.lines += 1;
+            self.blocks_with_events.insert(pos / 64);
+            true
+        }
+    }
+    let file = match std::env::var("CHAT_SPEED_FILE") {
+        Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable"),
+        Err(_) => rollout(64 << 20),
+    };
+    let mut c = Count { quotes: 0, structural: 0, lines: 0, blocks_with_events: Default::default() };
+    crate::chat::scan::Simd::detect().scan(&file, &mut c);
+    let u = file.windows(2).filter(|w| w == b"\\u").count();
+    println!(
+        "{} MB: {} lines, {} quotes, {} structural, {:.1}% of blocks with events, {u} \\u",
+        file.len() >> 20,
+        c.lines,
+        c.quotes,
+        c.structural,
+        100.0 * c.blocks_with_events.len() as f64 / (file.len() / 64) as f64
+    );
 }

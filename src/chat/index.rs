@@ -6,7 +6,7 @@
 //! {"type":"assistant","message":{"content":[{"type":"text","text":"hel"#;
 //! let mut ix = Index::new(Format::Claude, 1 << 20);
 //! let used = ix.feed(0, file);
-//! assert_eq!((ix.len(), used), (1, 44)); // the second line is not complete
+//! assert_eq!((ix.len(), used), (1, 43)); // the second line is not complete
 //! let mut name = Vec::new();
 //! ix.name(0, &mut name);
 //! assert_eq!(name, b"00000000-user");

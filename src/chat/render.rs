@@ -166,7 +166,10 @@ impl Index {
     /// is `plan.count()` unless `input` is short (the file was cut under
     /// the read).
     pub fn render(&mut self, plan: &ReadPlan, input: &[u8], out: &mut Vec<u8>) -> usize {
-        let Some(range) = self.span_range(plan.id).filter(|_| plan.count > 0) else { return 0 };
+        // A plan belongs to the message it was made for; one made by an
+        // index since started over renders nothing rather than another's.
+        let fits = |r: &std::ops::Range<usize>| plan.count > 0 && r.contains(&plan.resume.span);
+        let Some(range) = self.span_range(plan.id).filter(fits) else { return 0 };
         let before = out.len();
         let to = plan.out_off + plan.count;
         let mut sink = Sink { out, pos: plan.resume.output, from: plan.out_off, to };

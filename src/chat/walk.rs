@@ -258,9 +258,10 @@ impl Walker {
         let Some(f) = self.frames.last_mut() else { return };
         let node = nodes.get(usize::from(f.sid)).unwrap_or(&LEAF);
         f.key_sid = 0;
-        // Length and first byte rule out most keys before a full compare.
+        // Length and first byte rule out most keys; the rest are short
+        // enough that a byte loop beats a call to memcmp.
         let first = key.first().copied();
-        let same = |k: &[u8]| k.len() == key.len() && k.first().copied() == first && k == key;
+        let same = |k: &[u8]| k.len() == key.len() && k.first().copied() == first && k.iter().zip(key).all(|(a, b)| a == b);
         if let Some(i) = node.keys.iter().position(|(k, _)| same(k)) {
             let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
             if f.seen & bit == 0 {

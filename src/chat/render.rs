@@ -285,3 +285,13 @@ fn decode(body: &[u8], at: u64, whole: bool, sink: &mut Sink) -> (u64, u64) {
     }
     mark
 }
+
+/// A whole string body unescaped, for tests that hold it to another
+/// decoder.
+#[cfg(test)]
+pub(crate) fn decode_body(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut sink = Sink { out: &mut out, pos: 0, from: 0, to: u64::MAX };
+    decode(body, 0, true, &mut sink);
+    out
+}

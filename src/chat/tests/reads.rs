@@ -154,3 +154,53 @@ fn a_message_reads_the_same_in_pieces_of_every_size() {
         }
     }
 }
+
+/// `s` as a JSON string body, each character escaped one of the ways JSON
+/// allows, picked at random.
+fn escape_any_way(s: &str, seed: &mut u64) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        let plain = !matches!(c, '"' | '\\') && c >= ' ';
+        match (xorshift(seed) % 3, plain) {
+            (0, true) => out.push(c),
+            (1, _) if serde_json::to_string(&c.to_string()).is_ok() => {
+                let quoted = serde_json::to_string(&c.to_string()).unwrap();
+                out.push_str(&quoted[1..quoted.len() - 1]);
+            }
+            _ => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{:04x}", u));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn any_valid_json_string_renders_as_the_text_it_encodes() {
+    let alphabet: Vec<char> = "ab \"\\/\n\t\r\u{8}\u{c}\u{1b}\u{0}é€😀\u{10FFFF}\u{FFFD}{}[]:,".chars().collect();
+    let mut seed = 0xA11C_E5u64;
+    let mut file = Vec::new();
+    let mut want = Vec::new();
+    for _ in 0..2000 {
+        let len = (xorshift(&mut seed) % 40) as usize;
+        let s: String = (0..len).map(|_| alphabet[(xorshift(&mut seed) % alphabet.len() as u64) as usize]).collect();
+        let body = escape_any_way(&s, &mut seed);
+        file.extend_from_slice(format!(r#"{{"type":"user","message":{{"content":"{body}"}}}}"#).as_bytes());
+        file.push(b'\n');
+        want.push(s);
+    }
+    for simd in all_simd() {
+        let mut ix = index_in_windows(Format::Claude, &file, 4096, simd);
+        assert_eq!(ix.len(), want.len());
+        for (id, s) in want.iter().enumerate() {
+            let mut expect = s.clone();
+            if !expect.is_empty() && !expect.ends_with('\n') {
+                expect.push('\n');
+            }
+            assert_eq!(text(&mut ix, &file, id), expect, "{simd:?} message {id}");
+        }
+    }
+}

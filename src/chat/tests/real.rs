@@ -109,3 +109,34 @@ fn real_transcripts_say_what_their_records_say() {
     // Only an ai-title: nothing said yet.
     assert_eq!(kinds(Format::Claude, "claude/cc-noversion__ai-title-only-stub__leejunha781.jsonl").unwrap(), []);
 }
+
+#[test]
+fn every_string_of_every_real_transcript_decodes_as_serde_json_decodes_it() {
+    use crate::chat::store::Enc;
+    let mut checked = 0;
+    for (format, path) in transcripts() {
+        let file = std::fs::read(&path).expect("a readable transcript");
+        let ix = index(format, &file);
+        for s in &ix.store.spans {
+            let (off, end) = (s.off() as usize, (s.off() + s.len()) as usize);
+            match s.enc() {
+                Enc::Str => {
+                    let mine = crate::chat::render::decode_body(&file[off..end]);
+                    assert_eq!(mine.len() as u64, s.out(), "{} at {off}: the measure is the decoding", path.display());
+                    assert_eq!(s.nl(), !mine.is_empty() && !mine.ends_with(b"\n"));
+                    // serde_json refuses lone surrogates; those are U+FFFD here.
+                    if let Ok(theirs) = serde_json::from_slice::<String>(&file[off - 1..end + 1]) {
+                        assert_eq!(mine, theirs.as_bytes(), "{} at {off}", path.display());
+                        checked += 1;
+                    }
+                }
+                Enc::Raw => {
+                    let v = serde_json::from_slice::<serde_json::Value>(&file[off..end]);
+                    assert!(v.is_ok(), "{} at {off}: a raw span is a JSON value", path.display());
+                }
+                Enc::Lit => {}
+            }
+        }
+    }
+    println!("{checked} strings decoded as serde_json decodes them");
+}

@@ -33,7 +33,7 @@ pub(crate) const BLOCK: usize = 64;
 /// How far ahead of the block being classified the scan asks for memory:
 /// a window straight from a large mapping is otherwise read at the speed
 /// of one cache miss at a time.
-const PREFETCH: usize = 2048;
+const PREFETCH: usize = 4096;
 
 /// One block's bytes by class, bit i for byte i.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

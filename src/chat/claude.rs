@@ -123,12 +123,16 @@ const PARTS: PartKeys = PartKeys { ty: PART_TYPE, text: PART_TEXT };
 /// The messages of one record.
 pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
     let Some(root) = rec.root() else { return Ok(()) };
-    let time = conv.stamp(rec.word(root, TIMESTAMP));
+    conv.stamp(rec.word(root, TIMESTAMP));
     let ty = rec.word(root, TYPE);
+    if !wanted(ty) {
+        return Ok(());
+    }
     let speaks = matches!(ty, b"user" | b"assistant");
     if !in_thread(conv, rec.flag(root, SIDECHAIN), speaks) {
         return Ok(());
     }
+    let time = conv.time();
     match ty {
         b"user" | b"assistant" => message(rec, root, ty == b"user", time, store, conv),
         b"system" => {

@@ -95,8 +95,12 @@ const INJECTED: [&[u8]; 8] = [
 /// The messages of one record.
 pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
     let Some(root) = rec.root() else { return Ok(()) };
-    let time = conv.stamp(rec.word(root, TIMESTAMP));
+    conv.stamp(rec.word(root, TIMESTAMP));
     let ty = rec.word(root, TYPE);
+    if !wanted(ty) {
+        return Ok(());
+    }
+    let time = conv.time();
     let payload = rec.child(root, PAYLOAD).filter(|&p| rec.val(p) == Val::Obj);
     let item = match (ty, payload) {
         (b"response_item", Some(p)) => p,

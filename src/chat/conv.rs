@@ -10,9 +10,16 @@ use super::Kind;
 pub(crate) struct Conv {
     pub tools: Tools,
     pub calls: Calls,
-    /// The last timestamp a record carried: a record without one (codex's
-    /// legacy items, Claude's bookkeeping) was written after it.
-    pub time: u32,
+    /// The last timestamp a record carried, as written: a record without
+    /// one (codex's legacy items, Claude's bookkeeping) was written after
+    /// it. Parsed only when a message needs it: most records are
+    /// bookkeeping.
+    stamp: [u8; STAMP_MAX],
+    stamp_len: usize,
+    /// `stamp` parsed, once asked for.
+    time: Option<u32>,
+    /// The last time parsed from a stamp.
+    last: u32,
     /// Claude: whether this chat is a subagent's thread (`isSidechain`),
     /// set by its first user or assistant record.
     pub thread: Option<bool>,
@@ -20,17 +27,43 @@ pub(crate) struct Conv {
     pub queue: Queue,
 }
 
+/// Longest timestamp kept (`2026-09-24T12:51:26.691123456+02:00` is 35).
+const STAMP_MAX: usize = 40;
+
 impl Conv {
     pub fn new() -> Conv {
-        Conv { tools: Tools::new(), calls: Calls::new(), time: 0, thread: None, queue: Queue::default() }
+        Conv {
+            tools: Tools::new(),
+            calls: Calls::new(),
+            stamp: [0; STAMP_MAX],
+            stamp_len: 0,
+            time: Some(0),
+            last: 0,
+            thread: None,
+            queue: Queue::default(),
+        }
     }
 
-    /// The time of a record whose timestamp is `ts` (possibly empty).
-    pub fn stamp(&mut self, ts: &[u8]) -> u32 {
-        if let Some(t) = parse_time(ts) {
-            self.time = t;
+    /// A record carries timestamp `ts` (possibly empty: then it keeps the
+    /// last). Only what has a timestamp's shape replaces the last one.
+    pub fn stamp(&mut self, ts: &[u8]) {
+        let shaped = ts.len() >= 19 && ts.len() <= STAMP_MAX && ts[4] == b'-' && ts[13] == b':';
+        if shaped && ts != &self.stamp[..self.stamp_len] {
+            self.stamp[..ts.len()].copy_from_slice(ts);
+            self.stamp_len = ts.len();
+            self.time = None;
         }
-        self.time
+    }
+
+    /// Unix seconds of the last timestamp carried (0 before any).
+    pub fn time(&mut self) -> u32 {
+        if self.time.is_none() {
+            if let Some(t) = parse_time(&self.stamp[..self.stamp_len]) {
+                self.last = t;
+            }
+            self.time = Some(self.last);
+        }
+        self.last
     }
 }
 

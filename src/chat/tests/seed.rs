@@ -298,3 +298,21 @@ fn a_message_takes_its_records_time_or_the_last_time_before_it() {
     let first = index(Format::Claude, &lines(&[r#"{"type":"user","message":{"content":"x"}}"#]));
     assert_eq!(first.info(0).unwrap().time, 0, "nothing before it had a time");
 }
+
+#[test]
+fn a_thousand_messages_appended_one_by_one_are_all_listed_and_read_whole() {
+    let mut file = Vec::new();
+    let mut ix = Index::new(Format::Claude, MAX_MESSAGES_DEFAULT);
+    for i in 1..=1000 {
+        file.extend_from_slice(format!("{{\"type\":\"user\",\"message\":{{\"content\":\"m{i}\"}}}}\n").as_bytes());
+        let at = ix.covered() as usize;
+        assert_eq!(ix.feed(at as u64, &file[at..]), file.len() - at);
+    }
+    assert_eq!(ix.len(), 1000);
+    let mut name = Vec::new();
+    ix.name(999, &mut name);
+    assert_eq!(name, b"00000999-user");
+    for id in 0..ix.len() {
+        assert_eq!(text(&mut ix, &file, id), format!("m{}\n", id + 1));
+    }
+}

@@ -260,3 +260,38 @@ fn where_the_events_are() {
         100.0 * c.blocks_with_events.len() as f64 / (file.len() / 64) as f64
     );
 }
+
+#[test]
+#[ignore]
+fn walker_event_counts() {
+    let file = match std::env::var("CHAT_SPEED_FILE") {
+        Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable"),
+        Err(_) => rollout(64 << 20),
+    };
+    struct Count<'a> {
+        feed: crate::chat::walk::Walker,
+        bytes: &'a [u8],
+        quotes: usize,
+        structural: usize,
+        lines: usize,
+    }
+    impl crate::chat::scan::Visit for Count<'_> {
+        fn quote(&mut self, pos: usize, open: bool, saved: u64) -> bool {
+            self.quotes += 1;
+            self.feed.quote(self.bytes, pos, open, saved)
+        }
+        fn structural(&mut self, pos: usize, byte: u8) -> bool {
+            self.structural += 1;
+            self.feed.structural(self.bytes, pos, byte)
+        }
+        fn newline(&mut self, pos: usize) -> bool {
+            self.lines += 1;
+            self.feed.reset(pos + 1);
+            true
+        }
+    }
+    let mut c = Count { feed: crate::chat::walk::Walker::new(&crate::chat::codex::SCHEMA), bytes: &file, quotes: 0, structural: 0, lines: 0 };
+    c.feed.reset(0);
+    crate::chat::scan::Simd::detect().scan(&file, &mut c);
+    println!("{} lines: {} quote events, {} structural events delivered", c.lines, c.quotes, c.structural);
+}

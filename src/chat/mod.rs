@@ -31,10 +31,12 @@
 //! bytes are inside JSON strings (tool output, encrypted reasoning), so the
 //! indexer classifies 64 bytes at a time into bitmasks — quotes, backslash
 //! runs, which bytes are inside strings (a prefix XOR), structure outside
-//! them — with AVX2 or SSE2 when the CPU has them, and a scalar path that
-//! gives the same masks. Only the few structural positions reach the walk
-//! (`walk`), which follows a fixed schema per format and records where the
-//! values that matter start and end, and how long each string renders.
+//! them — with AVX-512 BW, AVX2 or SSE2 when the CPU has them, and a
+//! scalar path that gives the same masks. Only the few structural positions
+//! reach the walk (`walk`), which follows a fixed schema per format and
+//! records where the values that matter start and end, and how long each
+//! string renders; a record whose type says it is bookkeeping is not walked
+//! past its type.
 //!
 //! **Rendering** (`Index::render_plan`, `Index::render`) turns a byte range
 //! of a message into the file range to read and then into the bytes. A

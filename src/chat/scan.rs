@@ -21,9 +21,12 @@
 //! A line is a record: a newline ends it even inside a string (malformed
 //! JSON never escapes its line), and the in-string state restarts after it.
 //!
-//! Classification has three implementations with identical results: AVX2
-//! and SSE2 (x86-64, chosen at run time) and scalar (everything else, and
-//! the reference the tests hold the others to).
+//! A visitor that has what it needs of a line says so, and the rest of the
+//! line reports only its end.
+//!
+//! Classification has four implementations with identical results:
+//! AVX-512 BW, AVX2 and SSE2 (x86-64, chosen at run time) and scalar
+//! (everything else, and the reference the tests hold the others to).
 
 use super::escape;
 

@@ -383,5 +383,54 @@ pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &m
     Some(Some(out))
 }
 
+/// Where a claude session keeps its subagents' transcripts (Claude Code
+/// 2.1+): `<session dir>/subagents/`, beside the main transcript
+/// `projects/<dir>/<sid>.jsonl`.
+fn subagents_dir(main: &[u8]) -> Option<Vec<u8>> {
+    let mut dir = main.strip_suffix(b".jsonl")?.to_vec();
+    dir.extend_from_slice(b"/subagents");
+    Some(dir)
+}
+
+/// A subagent's transcript: `<session dir>/subagents/agent-<name>.jsonl`,
+/// for a name of plain bytes only.
+pub fn subagent_rel(main: &[u8], name: &[u8]) -> Option<Vec<u8>> {
+    if !paths::is_session_id(name) {
+        return None;
+    }
+    let mut rel = subagents_dir(main)?;
+    rel.extend_from_slice(b"/agent-");
+    rel.extend_from_slice(name);
+    rel.extend_from_slice(b".jsonl");
+    Some(rel)
+}
+
+/// The names of a claude session's subagents (`agent-<name>.jsonl`), sorted.
+/// Older Claude Code kept them beside the sessions, not attributable to
+/// one; those are not listed.
+pub fn subagents(found: &Found, session: Option<&Session>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Vec<u8>>> {
+    let Some(dir) = session.and_then(|s| s.transcript.as_deref()).and_then(subagents_dir) else { return Some(Vec::new()) };
+    let names = facts.names(Root::Harness(found.harness), &dir, needs)?;
+    let mut out: Vec<Vec<u8>> = names
+        .iter()
+        .filter(|n| n.d_type != libc::DT_LNK)
+        .filter_map(|n| n.name.strip_prefix(b"agent-")?.strip_suffix(b".jsonl").map(<[u8]>::to_vec))
+        .filter(|name| paths::is_session_id(name))
+        .collect();
+    out.sort();
+    Some(out)
+}
+
+/// A subagent's model, from its transcript's head and tail.
+pub fn subagent_model(found: &Found, session: Option<&Session>, name: &[u8], facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<Vec<u8>>> {
+    let Some(rel) = session.and_then(|s| s.transcript.as_deref()).and_then(|m| subagent_rel(m, name)) else { return Some(None) };
+    let root = Root::Harness(found.harness);
+    let head_bytes = facts.bytes_upto(root, &rel, HEAD_BYTES_MAX, needs);
+    let tail_bytes = facts.tail(root, &rel, TAIL_BYTES_MAX, needs);
+    let (head_bytes, tail_bytes) = (head_bytes?, tail_bytes?);
+    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
+    Some(head::read_head(Harness::Claude, head_bytes, tail).and_then(|h| h.model))
+}
+
 #[cfg(test)]
 mod tests;

@@ -13,7 +13,7 @@ use crate::tree::{Attr, Field, Loc, Part};
 
 use super::conn::{DirEntry, Opened};
 use super::gather::{Gathering, GATHER_ROUNDS_MAX};
-use super::job::{Derivation, Job, Purpose, Reply, Req, Step};
+use super::job::{Derivation, Job, Pending, Purpose, Reply, Req, Step, SubPurpose};
 use super::Server;
 
 impl Server {
@@ -83,6 +83,83 @@ impl Server {
                 let Some(fields) = fields? else { return Some(Step::Answer(Err(Error::NotFound))) };
                 Some(Step::Answer(self.fields_answer(slot, gen, purpose, fields, meta)))
             }
+            Derivation::Sub { slot, gen, purpose } => {
+                let Some(agent) = self.tree.agents.get(slot, gen) else {
+                    return Some(Step::Answer(Err(Error::NotFound)));
+                };
+                let (found, session) = (agent.found, agent.session.clone());
+                Some(Step::Answer(self.sub_answer(slot, gen, purpose, &found, session.as_ref(), g, needs)?))
+            }
+        }
+    }
+
+    /// `agents/`, `agents/<name>/` and `agents/<name>/model`, derived.
+    #[allow(clippy::too_many_arguments)]
+    fn sub_answer(
+        &mut self,
+        slot: u32,
+        gen: u32,
+        purpose: SubPurpose,
+        found: &crate::tree::agents::Found,
+        session: Option<&crate::tree::agents::Session>,
+        g: &Gathering,
+        needs: &mut Vec<Want>,
+    ) -> Option<Result<Reply, Error>> {
+        let loc = |part| Loc::Agent { slot, gen, part };
+        let name_of = |tree: &crate::tree::Tree, i: u32| tree.agents.get(slot, gen).and_then(|a| a.subagents.get(i as usize).cloned());
+        Some(match purpose {
+            SubPurpose::ListAgents { fid } => {
+                let names = derive::subagents(found, session, &g.facts, needs)?;
+                let Some(agent) = self.tree.agents.get_mut(slot, gen) else { return Some(Err(Error::NotFound)) };
+                let mut entries = Vec::new();
+                for n in &names {
+                    let Some(i) = agent.subagent_index(n) else { return Some(Err(Error::DirTooLarge)) };
+                    entries.push(DirEntry { loc: loc(Part::Sub(i)), attr: Attr::Skeleton });
+                }
+                let qid = self.tree.skeleton_qid(&loc(Part::Agents));
+                Ok(Reply::Open { fid, qid, opened: Opened::Dir(Rc::new(entries)) })
+            }
+            SubPurpose::ListSub { fid, i } => {
+                let Some(name) = name_of(&self.tree, i) else { return Some(Err(Error::NotFound)) };
+                let model = derive::subagent_model(found, session, &name, &g.facts, needs);
+                let rel = session.and_then(|s| s.transcript.as_deref()).and_then(|m| derive::subagent_rel(m, &name));
+                let meta = match &rel {
+                    Some(rel) => g.facts.meta(Root::Harness(found.harness), rel, needs)?,
+                    None => None,
+                };
+                let Some(meta) = meta else { return Some(Err(Error::NotFound)) };
+                let mut entries = Vec::new();
+                if let Some(model) = model? {
+                    let text = line(&model);
+                    entries.push(DirEntry { loc: loc(Part::SubModel(i)), attr: self.text_attr(&text) });
+                }
+                entries.push(DirEntry { loc: loc(Part::SubTranscript(i)), attr: Attr::Disk(meta) });
+                let qid = self.tree.skeleton_qid(&loc(Part::Sub(i)));
+                Ok(Reply::Open { fid, qid, opened: Opened::Dir(Rc::new(entries)) })
+            }
+            SubPurpose::OpenModel { i, .. } | SubPurpose::StatModel(i) => {
+                let Some(name) = name_of(&self.tree, i) else { return Some(Err(Error::NotFound)) };
+                let Some(model) = derive::subagent_model(found, session, &name, &g.facts, needs)? else {
+                    return Some(Err(Error::NotFound));
+                };
+                let text = line(&model);
+                match purpose {
+                    SubPurpose::StatModel(_) => Ok(Reply::Stat { loc: loc(Part::SubModel(i)), attr: self.text_attr(&text) }),
+                    _ => {
+                        let SubPurpose::OpenModel { fid, .. } = purpose else { unreachable!() };
+                        let qid = self.text_qid(slot, gen, Part::SubModel(i), &text);
+                        Ok(Reply::Open { fid, qid, opened: Opened::Text(Rc::new(text)) })
+                    }
+                }
+            }
+        })
+    }
+
+    fn text_attr(&self, text: &[u8]) -> Attr {
+        Attr::Text {
+            len: text.len() as u64,
+            version: crate::tree::text_version(&String::from_utf8_lossy(text)),
+            mtime: self.tree.started_unix(),
         }
     }
 
@@ -92,7 +169,7 @@ impl Server {
                 self.scan_landed(Vec::new());
                 Step::Finished
             }
-            Derivation::Fields { .. } => Step::Answer(Err(Error::Io)),
+            Derivation::Fields { .. } | Derivation::Sub { .. } => Step::Answer(Err(Error::Io)),
         }
     }
 
@@ -164,9 +241,14 @@ impl Server {
                 if let Some(m) = transcript {
                     entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Transcript }, attr: Attr::Disk(m) });
                 }
-                // chat/ reads the transcript: listed only when it is there.
-                if transcript.is_some() && self.tree.chat_format(slot, gen).is_some() {
+                // chat/ reads the transcript: listed only when it is there;
+                // agents/ is a claude session's, beside it.
+                let format = self.tree.chat_format(slot, gen);
+                if transcript.is_some() && format.is_some() {
                     entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Chat }, attr: Attr::Skeleton });
+                }
+                if transcript.is_some() && format == Some(crate::chat::Format::Claude) {
+                    entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Agents }, attr: Attr::Skeleton });
                 }
                 let tree = &self.tree;
                 entries.sort_by(|a, b| tree.name(&a.loc).cmp(&tree.name(&b.loc)));
@@ -190,15 +272,33 @@ impl Server {
 
     fn walk_field(&mut self, key: usize) -> Step {
         let Job::Walk(w) = &mut self.reqs[key].job else { unreachable!("only a walk walks") };
-        let (slot, gen, field) = w.field.expect("set by walk_next");
+        let (slot, gen, pending) = w.field.clone().expect("set by walk_next");
         let mut g = std::mem::take(&mut w.g);
         g.rounds += 1;
         let Some(agent) = self.tree.agents.get(slot, gen) else { return self.walk_field_end(key, None) };
         let (found, session) = (agent.found, agent.session.clone());
         let mut needs = Vec::new();
-        let derived = derive::fields(&found, session.as_ref(), &g.facts, &mut needs);
-        let text = match derived {
-            Some(fields) => fields.and_then(|mut f| f.remove(&field)),
+        let derived: Option<Option<(Part, Qid)>> = match &pending {
+            Pending::Field(field) => derive::fields(&found, session.as_ref(), &g.facts, &mut needs).map(|fields| {
+                let text = fields.and_then(|mut f| f.remove(field))?;
+                Some((Part::Field(*field), self.field_qid(slot, gen, *field, &text)))
+            }),
+            Pending::Sub(name) => derive::subagents(&found, session.as_ref(), &g.facts, &mut needs).map(|names| {
+                names.contains(name).then_some(())?;
+                let i = self.tree.agents.get_mut(slot, gen)?.subagent_index(name)?;
+                let part = Part::Sub(i);
+                Some((part, self.tree.skeleton_qid(&Loc::Agent { slot, gen, part })))
+            }),
+            Pending::SubModel(i) => {
+                let name = agent.subagents.get(*i as usize).cloned().unwrap_or_default();
+                derive::subagent_model(&found, session.as_ref(), &name, &g.facts, &mut needs).map(|model| {
+                    let text = line(&model?);
+                    Some((Part::SubModel(*i), self.text_qid(slot, gen, Part::SubModel(*i), &text)))
+                })
+            }
+        };
+        let got = match derived {
+            Some(got) => got,
             None if g.rounds <= GATHER_ROUNDS_MAX => {
                 let probes = self.plan_wants(&mut g, needs);
                 let req = &mut self.reqs[key];
@@ -210,8 +310,10 @@ impl Server {
             }
             None => None,
         };
-        let qid = text.map(|t| self.field_qid(slot, gen, field, &t));
-        self.walk_field_end(key, qid)
+        if let (Some((part, _)), Job::Walk(w)) = (&got, &mut self.reqs[key].job) {
+            w.next = Some(Loc::Agent { slot, gen, part: *part });
+        }
+        self.walk_field_end(key, got.map(|(_, qid)| qid))
     }
 
     /// The field was derived: step onto it, or end the walk short.
@@ -223,8 +325,8 @@ impl Server {
         match (qid, next) {
             (Some(qid), Some(next)) => {
                 w.qids.push(qid);
+                w.cur_is_dir = matches!(next, Loc::Agent { part, .. } if part.is_dir());
                 w.cur = next;
-                w.cur_is_dir = false;
                 let req = &mut self.reqs[key];
                 let Job::Walk(w) = &mut req.job else { unreachable!() };
                 super::job::walk_next(&self.tree, w, &mut req.probes)
@@ -235,7 +337,19 @@ impl Server {
 
     /// A field's qid: a file, its path the agent's, its version its text's.
     pub(super) fn field_qid(&self, slot: u32, gen: u32, field: Field, text: &[u8]) -> Qid {
-        let version = crate::tree::text_version(&String::from_utf8_lossy(text));
-        Qid { ty: QTFILE, version, path: self.tree.agent_qid_path(slot, gen, Part::Field(field)) }
+        self.text_qid(slot, gen, Part::Field(field), text)
     }
+
+    /// The qid of derived text: a file, its version its text's hash.
+    pub(super) fn text_qid(&self, slot: u32, gen: u32, part: Part, text: &[u8]) -> Qid {
+        let version = crate::tree::text_version(&String::from_utf8_lossy(text));
+        Qid { ty: QTFILE, version, path: self.tree.agent_qid_path(slot, gen, part) }
+    }
+}
+
+/// A derived value as a file's text: one line.
+fn line(v: &[u8]) -> Vec<u8> {
+    let mut t = v.to_vec();
+    t.push(b'\n');
+    t
 }

@@ -38,7 +38,7 @@ pub struct WalkState {
     pub chat_waited: bool,
     /// The agent field the walk is deriving (its presence and its qid's
     /// version are its text's), and the facts gathered for it.
-    pub field: Option<(u32, u32, Field)>,
+    pub field: Option<(u32, u32, Pending)>,
     pub g: Gathering,
 }
 
@@ -69,6 +69,16 @@ pub enum Job {
     ChatRead { entry: (usize, u32), plan: Option<crate::chat::ReadPlan> },
 }
 
+/// A walk's step onto a derived node: which, while it is derived.
+#[derive(Clone, Debug)]
+pub enum Pending {
+    Field(Field),
+    /// `agents/<name>`: there when the session lists that subagent.
+    Sub(Vec<u8>),
+    /// `agents/<name>/model`: there when its transcript names a model.
+    SubModel(u32),
+}
+
 /// What a gathering derives, and for whom.
 #[derive(Clone, Copy)]
 pub enum Derivation {
@@ -78,6 +88,16 @@ pub enum Derivation {
     /// One agent's fields, for a stat, an open, or a listing of its
     /// directory.
     Fields { slot: u32, gen: u32, purpose: Purpose },
+    /// A claude session's subagents (`agents/`).
+    Sub { slot: u32, gen: u32, purpose: SubPurpose },
+}
+
+#[derive(Clone, Copy)]
+pub enum SubPurpose {
+    ListAgents { fid: u32 },
+    ListSub { fid: u32, i: u32 },
+    OpenModel { fid: u32, i: u32 },
+    StatModel(u32),
 }
 
 #[derive(Clone, Copy)]
@@ -197,6 +217,11 @@ impl Server {
                 }
                 self.chat_msg_stat(slot, gen, id)
             }
+            Job::Stat { loc: Loc::Agent { slot, gen, part: Part::SubModel(i) } } => {
+                let d = Derivation::Sub { slot: *slot, gen: *gen, purpose: SubPurpose::StatModel(*i) };
+                req.job = Job::Gather { d, g: Gathering::default() };
+                self.gather_step(key)
+            }
             Job::Stat { loc: Loc::Agent { slot, gen, part: Part::Field(field) } } => {
                 let d = Derivation::Fields { slot: *slot, gen: *gen, purpose: Purpose::Stat(*field) };
                 req.job = Job::Gather { d, g: Gathering::default() };
@@ -217,7 +242,20 @@ impl Server {
                 }
                 self.chat_open(fid, slot, gen, part)
             }
-            Job::Open { fid, loc: Loc::Agent { slot, gen, part }, .. } if *part != Part::Transcript => {
+            Job::Open { fid, loc: Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) }, .. } => {
+                let purpose = match *part {
+                    Part::Agents => SubPurpose::ListAgents { fid: *fid },
+                    Part::Sub(i) => SubPurpose::ListSub { fid: *fid, i },
+                    Part::SubModel(i) => SubPurpose::OpenModel { fid: *fid, i },
+                    _ => unreachable!(),
+                };
+                let d = Derivation::Sub { slot: *slot, gen: *gen, purpose };
+                req.job = Job::Gather { d, g: Gathering::default() };
+                self.gather_step(key)
+            }
+            Job::Open { fid, loc: Loc::Agent { slot, gen, part }, .. }
+                if matches!(part, Part::Dir | Part::Field(_)) =>
+            {
                 if self.tree.agents.get(*slot, *gen).is_none() {
                     return Step::Answer(Err(Error::NotFound));
                 }
@@ -518,6 +556,16 @@ pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mu
                 Loc::Agent { slot, gen, part: Part::Dir } => {
                     Part::child(name).map(|part| Loc::Agent { slot: *slot, gen: *gen, part })
                 }
+                Loc::Agent { slot, gen, part: Part::Agents } => {
+                    w.field = Some((*slot, *gen, Pending::Sub(name.clone())));
+                    w.next = Some(w.cur.clone());
+                    return Step::WalkField;
+                }
+                Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {
+                    b"model" => Some(Loc::Agent { slot: *slot, gen: *gen, part: Part::SubModel(*i) }),
+                    b"transcript" => Some(Loc::Agent { slot: *slot, gen: *gen, part: Part::SubTranscript(*i) }),
+                    _ => None,
+                },
                 Loc::Agent { slot, gen, part: Part::Chat } => {
                     let (slot, gen) = (*slot, *gen);
                     if !w.chat_waited {
@@ -540,7 +588,12 @@ pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mu
         };
         let Some(next) = next else { break };
         if let Loc::Agent { slot, gen, part: Part::Field(f) } = next {
-            w.field = Some((slot, gen, f));
+            w.field = Some((slot, gen, Pending::Field(f)));
+            w.next = Some(next);
+            return Step::WalkField;
+        }
+        if let Loc::Agent { slot, gen, part: Part::SubModel(i) } = next {
+            w.field = Some((slot, gen, Pending::SubModel(i)));
             w.next = Some(next);
             return Step::WalkField;
         }
@@ -555,7 +608,7 @@ pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mu
                 w.qids.push(tree.skeleton_qid(&next));
                 w.cur_is_dir = match next {
                     Loc::Static(i) => tree.static_is_dir(i),
-                    Loc::Agent { part, .. } => matches!(part, Part::Dir | Part::Chat),
+                    Loc::Agent { part, .. } => part.is_dir(),
                     Loc::Mirror(_) => unreachable!("a mirror is probed"),
                 };
                 w.cur = next;

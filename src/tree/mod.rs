@@ -111,34 +111,57 @@ pub enum Part {
     Chat,
     /// One message of `chat/`, by id.
     ChatMsg(u32),
+    /// `agents/`: the session's subagents (claude).
+    Agents,
+    /// `agents/<name>/`, by the index of its name in the agent's table.
+    Sub(u32),
+    /// `agents/<name>/model`.
+    SubModel(u32),
+    /// `agents/<name>/transcript`.
+    SubTranscript(u32),
 }
 
-/// Part codes: `Dir` 0, `Transcript` 1, fields from 2, `Chat` at
-/// `CHAT_CODE`, messages from `CHAT_MSG_BASE` (ids fit: the cap on
-/// messages is far below `u32::MAX - CHAT_MSG_BASE`).
-const CHAT_CODE: u32 = 15;
-const CHAT_MSG_BASE: u32 = 16;
-const _: () = assert!(2 + Field::ALL.len() as u32 <= CHAT_CODE);
+/// A part code is its kind in the top four bits and its number (a field,
+/// a message id, a subagent) below: message ids fit, the cap on messages
+/// being far below 2^28.
+const PART_PAYLOAD_BITS: u32 = 28;
+const _: () = assert!(crate::chat::MAX_MESSAGES_LIMIT < 1 << PART_PAYLOAD_BITS);
 
 impl Part {
     fn code(self) -> u32 {
-        match self {
-            Part::Dir => 0,
-            Part::Transcript => 1,
-            Part::Field(f) => 2 + f as u32,
-            Part::Chat => CHAT_CODE,
-            Part::ChatMsg(id) => CHAT_MSG_BASE.saturating_add(id),
-        }
+        let (kind, n) = match self {
+            Part::Dir => (0, 0),
+            Part::Transcript => (1, 0),
+            Part::Field(f) => (2, f as u32),
+            Part::Chat => (3, 0),
+            Part::ChatMsg(id) => (4, id),
+            Part::Agents => (5, 0),
+            Part::Sub(i) => (6, i),
+            Part::SubModel(i) => (7, i),
+            Part::SubTranscript(i) => (8, i),
+        };
+        kind << PART_PAYLOAD_BITS | (n & ((1 << PART_PAYLOAD_BITS) - 1))
     }
 
     fn from_code(code: u32) -> Option<Part> {
-        match code {
-            0 => Some(Part::Dir),
-            1 => Some(Part::Transcript),
-            CHAT_CODE => Some(Part::Chat),
-            c if c >= CHAT_MSG_BASE => Some(Part::ChatMsg(c - CHAT_MSG_BASE)),
-            c => Field::ALL.get(c as usize - 2).map(|f| Part::Field(*f)),
-        }
+        let n = code & ((1 << PART_PAYLOAD_BITS) - 1);
+        Some(match code >> PART_PAYLOAD_BITS {
+            0 => Part::Dir,
+            1 => Part::Transcript,
+            2 => Part::Field(*Field::ALL.get(n as usize)?),
+            3 => Part::Chat,
+            4 => Part::ChatMsg(n),
+            5 => Part::Agents,
+            6 => Part::Sub(n),
+            7 => Part::SubModel(n),
+            8 => Part::SubTranscript(n),
+            _ => return None,
+        })
+    }
+
+    /// Is this part a directory?
+    pub fn is_dir(self) -> bool {
+        matches!(self, Part::Dir | Part::Chat | Part::Agents | Part::Sub(_))
     }
 
     /// The part named `name` inside an agent's directory.
@@ -148,6 +171,9 @@ impl Part {
         }
         if name == b"chat" {
             return Some(Part::Chat);
+        }
+        if name == b"agents" {
+            return Some(Part::Agents);
         }
         Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f))
     }
@@ -437,6 +463,10 @@ impl Tree {
                 None => Loc::Static(ACTIVE),
             },
             Loc::Agent { slot, gen, part: Part::ChatMsg(_) } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Chat },
+            Loc::Agent { slot, gen, part: Part::Sub(_) } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Agents },
+            Loc::Agent { slot, gen, part: Part::SubModel(i) | Part::SubTranscript(i) } => {
+                Loc::Agent { slot: *slot, gen: *gen, part: Part::Sub(*i) }
+            }
             Loc::Agent { slot, gen, .. } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Dir },
         }
     }
@@ -512,6 +542,12 @@ impl Tree {
             }
             // A message is there when the index (made fresh first) has it.
             Loc::Agent { part: Part::ChatMsg(_), .. } => Presence::Always,
+            // agents/ is a claude session's; a subagent is there when its
+            // transcript is (probed through its backing).
+            Loc::Agent { slot, gen, part: Part::Agents } => {
+                if self.chat_format(*slot, *gen) == Some(crate::chat::Format::Claude) { Presence::Always } else { Presence::Absent }
+            }
+            Loc::Agent { part: Part::Sub(_) | Part::SubModel(_), .. } => Presence::Always,
             _ => self.backing(loc).map_or(Presence::Absent, Presence::Probe),
         }
     }
@@ -543,6 +579,11 @@ impl Tree {
                 let a = self.agents.get(*slot, *gen)?;
                 (a.found.harness, a.session.as_ref()?.transcript.clone()?)
             }
+            Loc::Agent { slot, gen, part: Part::SubTranscript(i) } => {
+                let a = self.agents.get(*slot, *gen)?;
+                let main = a.session.as_ref()?.transcript.as_deref()?;
+                (a.found.harness, crate::active::derive::subagent_rel(main, a.subagents.get(*i as usize)?)?)
+            }
             Loc::Agent { .. } => return None,
         };
         if rel.is_empty() {
@@ -565,6 +606,12 @@ impl Tree {
             Loc::Agent { part: Part::Transcript, .. } => b"transcript"[..].into(),
             Loc::Agent { part: Part::Field(f), .. } => f.name().as_bytes().into(),
             Loc::Agent { part: Part::Chat, .. } => b"chat"[..].into(),
+            Loc::Agent { part: Part::Agents, .. } => b"agents"[..].into(),
+            Loc::Agent { part: Part::SubModel(_), .. } => b"model"[..].into(),
+            Loc::Agent { part: Part::SubTranscript(_), .. } => b"transcript"[..].into(),
+            Loc::Agent { slot, gen, part: Part::Sub(i) } => {
+                self.agents.get(*slot, *gen).and_then(|a| a.subagents.get(*i as usize)).cloned().unwrap_or_default().into()
+            }
             Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {
                 let mut name = Vec::new();
                 if let Some(e) = self.chat_of(*slot, *gen) {
@@ -622,7 +669,10 @@ impl Tree {
     pub fn skeleton_qid(&self, loc: &Loc) -> Qid {
         match loc {
             Loc::Static(i) => self.static_qid(*i),
-            Loc::Agent { slot, gen, part } => Qid { ty: QTDIR, version: 0, path: self.agent_qid_path(*slot, *gen, *part) },
+            Loc::Agent { slot, gen, part } => {
+                let ty = if part.is_dir() { QTDIR } else { QTFILE };
+                Qid { ty, version: 0, path: self.agent_qid_path(*slot, *gen, *part) }
+            }
             Loc::Mirror(_) => unreachable!("a mirror's qid comes from its meta"),
         }
     }

@@ -47,8 +47,8 @@ pub const CODEX_TITLE: &str = "Port the scanner";
 pub const ZMX: &str = "x";
 
 /// Every field a claude agent's directory lists, in listing order.
-pub const CLAUDE_ENTRIES: [&str; 13] =
-    ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "status", "title", "transcript", "via", "zmx"];
+pub const CLAUDE_ENTRIES: [&str; 14] =
+    ["agents", "chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "status", "title", "transcript", "via", "zmx"];
 
 /// A world for real agents: a scratch home, a `bin/` of fake harness
 /// binaries and a `work/` dir they run in (canonical, as `/proc` spells

@@ -444,37 +444,8 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown (no model name in /proc/cpuinfo)".into())
 }
 
-/// The path `chat::scan::Simd::detect` picks. The crate does not export
-/// the choice, so this repeats its rule (as of this writing): AVX2 when the
-/// CPU has AVX2 and the bit instructions the AVX2 scan uses with it (BMI1,
-/// BMI2, POPCNT, PCLMULQDQ), else SSE2 on x86_64, else the scalar path.
+/// The SIMD path the indexer picked on this CPU, as the crate names it.
 fn simd_path() -> String {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::is_x86_feature_detected as has;
-        let avx2 = has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("pclmulqdq");
-        let missing: Vec<&str> = [
-            ("avx2", has!("avx2")),
-            ("bmi1", has!("bmi1")),
-            ("bmi2", has!("bmi2")),
-            ("popcnt", has!("popcnt")),
-            ("pclmulqdq", has!("pclmulqdq")),
-        ]
-        .iter()
-        .filter(|(_, ok)| !ok)
-        .map(|(n, _)| *n)
-        .collect();
-        let avx512 = if has!("avx512bw") { "; the CPU also has avx512bw, which the indexer does not use" } else { "" };
-        if avx2 {
-            format!(
-                "avx2 (chat::scan::Simd::detect's rule, repeated here: the crate does not export the choice){avx512}"
-            )
-        } else {
-            format!("sse2 (no {}; chat::scan::Simd::detect's rule, repeated here)", missing.join(", "))
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        "scalar (not x86_64)".to_string()
-    }
+    nineagents::chat::scan_path().to_string()
+}
 }

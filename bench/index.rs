@@ -448,4 +448,3 @@ fn cpu_model() -> String {
 fn simd_path() -> String {
     nineagents::chat::scan_path().to_string()
 }
-}

@@ -142,8 +142,14 @@ impl<T: Copy> Ring<T> {
     /// Submit what is queued, wait for at least one completion, and move
     /// every available completion into `out`.
     pub fn wait(&mut self, out: &mut Vec<Completion<T>>) -> io::Result<()> {
+        self.wait_for(out, 1)
+    }
+
+    /// As `wait`, waiting for at least `min` completions (0: just submit
+    /// and take what is there).
+    pub fn wait_for(&mut self, out: &mut Vec<Completion<T>>, min: usize) -> io::Result<()> {
         loop {
-            match self.uring.submit_and_wait(1) {
+            match self.uring.submit_and_wait(min) {
                 Ok(_) => break,
                 // A signal interrupted the wait (signals we act on arrive
                 // through the signalfd, so this is only a wakeup): retry.
@@ -156,6 +162,14 @@ impl<T: Copy> Ring<T> {
         }
         self.drain(out);
         Ok(())
+    }
+
+    /// Hand what is queued to the kernel now, without waiting: replies go
+    /// out before the loop spends a slice of CPU on deferred work.
+    pub fn flush(&mut self) {
+        if let Err(e) = self.uring.submit() {
+            log::debug!("ring: submit: {e}");
+        }
     }
 
     /// Move every available completion into `out` without waiting.

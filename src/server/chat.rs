@@ -29,10 +29,12 @@ use super::job::{Job, Req, Step};
 use super::probe::{Kind, Probe, Target};
 use super::{Server, Token};
 
-/// Bytes of transcript one indexing slice reads and feeds: large enough
-/// that the ring's overhead is noise, small enough that a slice takes well
-/// under a millisecond at the indexer's speed.
-pub const CHAT_WINDOW_BYTES: usize = 1 << 20;
+/// Bytes of transcript one indexing slice reads and feeds: a slice is the
+/// longest another client's request can wait behind indexing (the loop
+/// runs one slice per turn, after everything else of the turn), so it is
+/// small — about 0.1 ms at the indexer's speed — yet large enough that a
+/// ring round trip per slice is noise.
+pub const CHAT_WINDOW_BYTES: usize = 256 << 10;
 /// The longest line (record) a transcript may have; a window grows to hold
 /// one. Past it the index stops there and its listing answers an error.
 pub const CHAT_LINE_BYTES_MAX: usize = 256 << 20;
@@ -76,6 +78,11 @@ impl Server {
             return;
         }
         self.chat_waiters.insert((slot, gen), vec![waiter]);
+        // What the last refresh found holds only until this one says again.
+        if let Some(a) = self.tree.agents.get_mut(slot, gen) {
+            a.chat = None;
+            a.chat_error = None;
+        }
         let (Some(format), Some(backing)) = (self.tree.chat_format(slot, gen), self.transcript_backing(slot, gen)) else {
             return self.chat_refreshed((slot, gen));
         };

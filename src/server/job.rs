@@ -572,6 +572,12 @@ pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mu
                         w.chat_waited = true;
                         return Step::Chat(slot, gen);
                     }
+                    if let Some(e) = tree.agents.get(slot, gen).and_then(|a| a.chat_error) {
+                        if w.qids.is_empty() {
+                            return Step::Answer(Err(e));
+                        }
+                        break;
+                    }
                     let id = tree.chat_of(slot, gen).and_then(|e| e.index.lookup(name));
                     match id.and_then(|id| Some((id as u32, tree.chat_msg_qid(slot, gen, id as u32)?))) {
                         Some((id, qid)) => {

@@ -110,6 +110,9 @@ pub struct Server {
     scan_waiters: Vec<(usize, u32)>,
     /// Whether a scan is in flight.
     scanning: bool,
+    /// Indexing slices whose window has been read, run one per turn of the
+    /// loop after every other completion of the turn (`run`).
+    deferred: std::collections::VecDeque<Completion<Token>>,
     /// Requests waiting for a refresh of an agent's chat index.
     chat_waiters: std::collections::HashMap<(u32, u32), Vec<(usize, u32)>>,
     /// Agents being moved: a second move of one is refused.
@@ -136,6 +139,7 @@ impl Server {
             scanning: false,
             moving: std::collections::HashSet::new(),
             chat_waiters: std::collections::HashMap::new(),
+            deferred: std::collections::VecDeque::new(),
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -156,20 +160,37 @@ impl Server {
         }
         let mut done = Vec::new();
         while !(self.stopping && self.conns.is_empty()) {
-            self.ring.wait(&mut done)?;
+            // Deferred work waiting means: take what is there, don't sleep.
+            let min = usize::from(self.deferred.is_empty());
+            self.ring.wait_for(&mut done, min)?;
             for c in done.drain(..) {
-                self.complete(c);
-                while let Some(idx) = self.dirty.pop() {
-                    if self.conns.get(idx).is_some_and(|c| c.phase != Phase::Closing) {
-                        self.pump(idx);
-                    }
+                if matches!(c.token, Token::Chat(_, _, chat::ChatOp::Window)) {
+                    self.deferred.push_back(c);
+                    continue;
                 }
+                self.complete(c);
+                self.pump_dirty();
+            }
+            // Replies go out before a slice of indexing spends its CPU, and
+            // one slice runs per turn of the loop.
+            self.ring.flush();
+            if let Some(c) = self.deferred.pop_front() {
+                self.complete(c);
+                self.pump_dirty();
             }
         }
         let left = self.ring.cancel_all()?;
         log::info!("stopped: cancelled {} operation(s) still in flight", left.len());
         assert_eq!(self.ring.in_flight(), 0, "an operation outlived the ring");
         Ok(())
+    }
+
+    fn pump_dirty(&mut self) {
+        while let Some(idx) = self.dirty.pop() {
+            if self.conns.get(idx).is_some_and(|c| c.phase != Phase::Closing) {
+                self.pump(idx);
+            }
+        }
     }
 
     fn complete(&mut self, c: Completion<Token>) {

@@ -53,6 +53,7 @@ pub enum Error {
     MoveNoPost,
     ChatTooLong,
     ChatsBusy,
+    ChatLineTooLong,
     Io,
 }
 
@@ -96,6 +97,7 @@ impl Error {
             MoveNoPost => ("i/o error: zmx did not post the session before the deadline", libc::EIO as u32),
             ChatTooLong => ("chat has more messages than --max-chat-messages allows: No buffer space available", libc::ENOBUFS as u32),
             ChatsBusy => ("every --max-chats index is busy indexing: Resource temporarily unavailable", libc::EAGAIN as u32),
+            ChatLineTooLong => ("chat has a record longer than 256 MiB, past which it is not indexed: File too large", libc::EFBIG as u32),
             TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
             DirTooLarge => ("directory too large to list whole: raise --max-dir-entries; No buffer space available", libc::ENOBUFS as u32),
             Io => ("i/o error", libc::EIO as u32),
@@ -119,7 +121,7 @@ mod tests {
         NotFound, NotDir, IsDir, UnknownFid, FidInUse, FidOpen, FidNotOpen, WalkOpenFid, BadOffset,
         DirReadTooSmall, ReadOnly, NoAuth, BadAfid, BadAname, BadName, NameTooLong, TooManyNames,
         TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, TooManyOpenFiles, IllegalName, NoSession, NoCwd,
-        NoResumeForm, NothingToResume, NameTaken, MoveBusy, MoveNotGone, MoveSpawn, MoveNoPost, ChatTooLong, ChatsBusy, Io,
+        NoResumeForm, NothingToResume, NameTaken, MoveBusy, MoveNotGone, MoveSpawn, MoveNoPost, ChatTooLong, ChatsBusy, ChatLineTooLong, Io,
     ];
 
     /// The phrases that retarget an errno when a client maps text by

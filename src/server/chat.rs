@@ -248,6 +248,7 @@ impl Server {
             }
             if r.window >= CHAT_LINE_BYTES_MAX {
                 log::warn!("chat: a record longer than {CHAT_LINE_BYTES_MAX} bytes; indexing stops there");
+                e.stuck = true;
                 return self.chat_done(key);
             }
             r.window *= 2;
@@ -363,6 +364,7 @@ impl Server {
                 None => return Step::Answer(Err(Error::NotFound)),
             },
             _ if e.index.full() => return Step::Answer(Err(Error::ChatTooLong)),
+            _ if e.stuck => return Step::Answer(Err(Error::ChatLineTooLong)),
             _ => {
                 let entries = (0..e.index.len())
                     .filter_map(|id| {

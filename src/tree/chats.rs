@@ -28,6 +28,9 @@ pub struct Entry {
     pub gen: u32,
     /// An indexing slice or a check is in flight: not to be reused.
     pub busy: bool,
+    /// A record longer than the daemon reads in one window stopped the
+    /// index: the listing answers an error rather than stop short.
+    pub stuck: bool,
     used: u64,
 }
 
@@ -74,6 +77,7 @@ impl Chats {
             fd: None,
             gen: self.next_gen,
             busy: false,
+            stuck: false,
             used: self.tick,
         };
         if self.entries.len() < self.max {
@@ -89,6 +93,7 @@ impl Chats {
     pub fn restart(&mut self, i: usize) {
         let e = &mut self.entries[i];
         e.index.reset();
+        e.stuck = false;
         self.next_gen = self.next_gen.wrapping_add(1);
         e.gen = self.next_gen;
     }

@@ -190,22 +190,22 @@ impl Server {
         self.wake_scan_waiters();
     }
 
-    fn derive_ctx(&self) -> derive::Ctx {
-        let real = |h: u8| {
-            let base = self.tree.harness_base(h)?;
-            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(base.as_bytes()));
-            std::fs::canonicalize(path).ok().map(|p| p.into_os_string().into_encoded_bytes())
-        };
-        let resolved = self.tree.agents.resolved();
+    /// What the derivations compare paths against, resolved as /proc spells
+    /// them. Resolved once at start (before the loop runs); a base that did
+    /// not exist then is tried again per scan until it does — at most five
+    /// short path walks, the only filesystem calls made off the ring here.
+    fn derive_ctx(&mut self) -> derive::Ctx {
+        for h in 0..5u8 {
+            if self.real.bases[h as usize].is_none() {
+                self.real.bases[h as usize] = self.tree.harness_base(h).and_then(|b| canonical(b.as_bytes()));
+            }
+        }
         derive::Ctx {
             own_pid: std::process::id(),
-            real_bases: [real(0), real(1), real(2), real(3), real(4)],
-            // /proc spells a cwd resolved, so these are compared resolved.
-            home: std::env::var_os("HOME")
-                .map(|h| std::fs::canonicalize(&h).map_or_else(|_| h.into_encoded_bytes(), |p| p.into_os_string().into_encoded_bytes()))
-                .unwrap_or_default(),
-            tmp: std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| std::env::temp_dir()).into_os_string().into_encoded_bytes(),
-            resolved,
+            real_bases: self.real.bases.clone(),
+            home: self.real.home.clone(),
+            tmp: self.real.tmp.clone(),
+            resolved: self.tree.agents.resolved(),
         }
     }
 
@@ -352,4 +352,31 @@ fn line(v: &[u8]) -> Vec<u8> {
     let mut t = v.to_vec();
     t.push(b'\n');
     t
+}
+
+/// Paths resolved as the kernel spells them (readlink of /proc's fd links
+/// and cwd gives resolved paths).
+#[derive(Default)]
+pub struct RealPaths {
+    pub bases: [Option<Vec<u8>>; 5],
+    pub home: Vec<u8>,
+    pub tmp: Vec<u8>,
+}
+
+impl RealPaths {
+    /// Resolve at start: the bases that exist, `$HOME`, the temp dir.
+    pub fn at_start(tree: &crate::tree::Tree) -> RealPaths {
+        let mut bases: [Option<Vec<u8>>; 5] = Default::default();
+        for (h, b) in bases.iter_mut().enumerate() {
+            *b = tree.harness_base(h as u8).and_then(|b| canonical(b.as_bytes()));
+        }
+        let home = std::env::var_os("HOME").map(|h| h.into_encoded_bytes()).unwrap_or_default();
+        let tmp = std::env::temp_dir().into_os_string().into_encoded_bytes();
+        RealPaths { bases, home: canonical(&home).unwrap_or(home), tmp: canonical(&tmp).unwrap_or(tmp) }
+    }
+}
+
+fn canonical(path: &[u8]) -> Option<Vec<u8>> {
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+    std::fs::canonicalize(path).ok().map(|p| p.into_os_string().into_encoded_bytes())
 }

@@ -110,6 +110,8 @@ pub struct Server {
     scan_waiters: Vec<(usize, u32)>,
     /// Whether a scan is in flight.
     scanning: bool,
+    /// Bases, home and temp dir resolved (`derived::RealPaths`).
+    real: derived::RealPaths,
     /// Indexing slices whose window has been read, run one per turn of the
     /// loop after every other completion of the turn (`run`).
     deferred: std::collections::VecDeque<Completion<Token>>,
@@ -125,6 +127,7 @@ pub struct Server {
 
 impl Server {
     pub fn new(cfg: Config, tree: Tree, listeners: Vec<Listener>, signal_fd: OwnedFd) -> io::Result<Self> {
+        let real = derived::RealPaths::at_start(&tree);
         Ok(Server {
             ring: Ring::new(RING_ENTRIES)?,
             cfg,
@@ -137,6 +140,7 @@ impl Server {
             open_files: 0,
             scan_waiters: Vec::new(),
             scanning: false,
+            real,
             moving: std::collections::HashSet::new(),
             chat_waiters: std::collections::HashMap::new(),
             deferred: std::collections::VecDeque::new(),

@@ -237,7 +237,7 @@ fn serve(opts: Options) -> std::io::Result<()> {
 /// start rather than fall back.
 fn check_openat2() -> std::io::Result<()> {
     // open_how is flags, mode, resolve: three u64s.
-    let how: [u64; 3] = [(libc::O_PATH | libc::O_CLOEXEC) as u64, 0, libc::RESOLVE_NO_SYMLINKS as u64];
+    let how: [u64; 3] = [(libc::O_PATH | libc::O_CLOEXEC) as u64, 0, libc::RESOLVE_NO_SYMLINKS];
     // SAFETY: openat2 reads `how` (of the size given) and a NUL-terminated path.
     let fd = unsafe { libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), how.as_ptr(), std::mem::size_of_val(&how)) };
     if fd < 0 {

@@ -30,7 +30,7 @@ pub enum After {
     /// The peer broke the protocol in a way that leaves nothing to answer.
     Close,
     /// The request waits on the disk: park it with this job.
-    Park(u16, Job),
+    Park(u16, Box<Job>),
     /// A read of an open file on disk: park it on one pread.
     ParkRead { tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32 },
     /// A write to an agent's `zmx`: a move.
@@ -211,7 +211,7 @@ fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: 
         field: None,
         g: Default::default(),
     };
-    After::Park(tag, Job::Walk(state))
+    After::Park(tag, Box::new(Job::Walk(state)))
 }
 
 fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
@@ -254,7 +254,7 @@ fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
                 entries: Vec::new(),
                 scanned: false,
             };
-            return After::Park(tag, job);
+            return After::Park(tag, Box::new(job));
         }
     }
     After::Continue
@@ -356,7 +356,7 @@ fn stat(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32) -> After {
     match conn.fids.get(&fid).map(|f| ctx.tree.loc(f.node)) {
         None => err(conn, ctx, tag, Error::UnknownFid),
         Some(None) => err(conn, ctx, tag, Error::NotFound),
-        Some(Some(loc)) => return After::Park(tag, Job::Stat { loc }),
+        Some(Some(loc)) => return After::Park(tag, Box::new(Job::Stat { loc })),
     }
     After::Continue
 }

@@ -330,7 +330,7 @@ impl Server {
                 None => break,
                 Some(After::Continue) => {}
                 Some(After::Close) => return false,
-                Some(After::Park(tag, job)) => self.park(idx, tag, job),
+                Some(After::Park(tag, job)) => self.park(idx, tag, *job),
                 Some(After::ParkRead { tag, fid, file, offset, count }) => {
                     self.park_read(idx, tag, fid, file, offset, count)
                 }

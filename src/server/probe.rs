@@ -25,7 +25,7 @@ use crate::tree::{Backing, Meta};
 
 use super::Token;
 
-const RESOLVE_SAFE: u64 = (libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS) as u64;
+const RESOLVE_SAFE: u64 = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

@@ -47,7 +47,7 @@ pub fn excluded(name: &[u8]) -> bool {
     };
     SUBSTRINGS.iter().any(|s| memchr::memmem::find(lower, s).is_some())
         || SUFFIXES.iter().any(|s| lower.ends_with(s))
-        || NAMES.iter().any(|n| lower == *n)
+        || NAMES.contains(&lower)
         || PREFIXES.iter().any(|p| lower.starts_with(p))
 }
 

@@ -27,7 +27,13 @@ use super::Server;
 /// reads that the previous answers made necessary; the deepest ladder (a
 /// codex lock: /proc/locks, the lock dir, the day dirs, the rollout heads)
 /// takes a handful. Past it the job fails loudly rather than loop.
-pub const GATHER_ROUNDS_MAX: u32 = 32;
+pub const GATHER_ROUNDS_MAX: u32 = 4096;
+/// Reads one round puts in flight at once, and readlinks it runs inline:
+/// a scan of a machine with thousands of processes is cut into rounds of
+/// this many, each a turn of the loop, so no other client waits behind
+/// more than one round's submissions (a millisecond or so).
+pub const GATHER_BATCH_MAX: usize = 128;
+pub const LINKS_PER_ROUND_MAX: usize = 256;
 /// Entries a `Want::List` reads at most (an fd table, a day of rollouts).
 pub const LIST_ENTRIES_MAX: usize = 65_536;
 
@@ -46,11 +52,22 @@ impl Server {
     /// needed and the derivation should simply run again).
     pub(super) fn plan_wants(&self, g: &mut Gathering, needs: Vec<Want>) -> Vec<Probe> {
         let mut probes = Vec::new();
+        let mut links = 0;
+        let mut more = false;
         g.wants.clear();
         for want in needs {
             if let Want::Link { root, rel } = &want {
+                if links == LINKS_PER_ROUND_MAX {
+                    more = true;
+                    continue;
+                }
+                links += 1;
                 let fact = self.readlink(*root, rel);
                 g.facts.insert(want, fact);
+                continue;
+            }
+            if probes.len() == GATHER_BATCH_MAX {
+                more = true;
                 continue;
             }
             let Some(backing) = self.want_backing(&want) else {
@@ -66,6 +83,11 @@ impl Server {
             };
             probes.push(Probe::new(Target::Beneath(backing), kind));
             g.wants.push(want);
+        }
+        // Only readlinks this round, and more to come: yield a turn of the
+        // loop before the next round rather than run them all at once.
+        if probes.is_empty() && more {
+            probes.push(Probe::new(Target::Yield, Kind::Look));
         }
         probes
     }

@@ -47,6 +47,8 @@ pub enum Target {
     /// One name in a directory the request holds open (a listing's
     /// entries): statx with AT_SYMLINK_NOFOLLOW, no traversal.
     At { dirfd: RawFd, name: CString },
+    /// Nothing: a turn of the loop (a gathering cut into rounds yields).
+    Yield,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +57,7 @@ enum Phase {
     OpenRel,
     Statx,
     ReadData,
+    Yielded,
     Done,
 }
 
@@ -95,6 +98,10 @@ impl Probe {
                 ring.submit(token, Sub::OpenAt2 { dirfd: libc::AT_FDCWD, path, flags, resolve: 0 });
                 self.phase = Phase::OpenBase;
             }
+            Target::Yield => {
+                ring.submit(token, Sub::Timeout { nanos: 1 });
+                self.phase = Phase::Yielded;
+            }
             Target::At { dirfd, name } => {
                 let flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
                 ring.submit(token, Sub::Statx { dirfd: *dirfd, path: name.clone(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME });
@@ -110,6 +117,7 @@ impl Probe {
             Phase::OpenRel => self.rel_opened(ring, token, c.result),
             Phase::Statx => self.statxed(ring, token, c),
             Phase::ReadData => self.data_read(ring, c),
+            Phase::Yielded => self.finish(ring, Err(libc::ETIME)),
             Phase::Done => {}
         }
         self.done()

@@ -54,8 +54,12 @@ impl Server {
         let mut probes = Vec::new();
         let mut links = 0;
         let mut more = false;
+        let mut seen = std::collections::HashSet::with_capacity(needs.len());
         g.wants.clear();
         for want in needs {
+            if g.facts.contains(&want) || !seen.insert(want.clone()) {
+                continue;
+            }
             if let Want::Link { root, rel } = &want {
                 if links == LINKS_PER_ROUND_MAX {
                     more = true;

@@ -530,69 +530,86 @@ fn io_error(errno: i32) -> Error {
     }
 }
 
+/// What the next name of a walk names.
+enum Next {
+    To(Loc),
+    Missing,
+    /// The walk must wait (a rescan, a chat refresh, a derivation) or
+    /// answer now.
+    Stop(Step),
+    /// The step was taken here (a chat message: its qid came from the index).
+    Took,
+}
+
+/// The place the walk's next name names, from where it stands.
+fn next_place(tree: &crate::tree::Tree, w: &mut WalkState) -> Next {
+    let name = w.names[w.qids.len()].clone();
+    if name == b".." {
+        return Next::To(tree.parent(&w.cur));
+    }
+    let found = match w.cur.clone() {
+        Loc::Static(d) => match tree.active_harness(d) {
+            None => tree.static_child(d, &name),
+            Some(h) => match parse_pid(&name).and_then(|pid| tree.agents.find(h, pid)) {
+                Some((slot, gen)) => Some(Loc::Agent { slot, gen, part: Part::Dir }),
+                // A walk that misses under /active rescans once.
+                None if !w.scanned => {
+                    w.scanned = true;
+                    return Next::Stop(Step::Scan);
+                }
+                None => None,
+            },
+        },
+        Loc::Mirror(_) if exclude::excluded(&name) => None,
+        Loc::Mirror(p) => Some(Loc::Mirror(p.child(&name))),
+        Loc::Agent { slot, gen, part: Part::Dir } => Part::child(&name).map(|part| Loc::Agent { slot, gen, part }),
+        Loc::Agent { slot, gen, part: Part::Agents } => {
+            w.field = Some((slot, gen, Pending::Sub(name)));
+            w.next = Some(w.cur.clone());
+            return Next::Stop(Step::WalkField);
+        }
+        Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {
+            b"model" => Some(Loc::Agent { slot, gen, part: Part::SubModel(i) }),
+            b"transcript" => Some(Loc::Agent { slot, gen, part: Part::SubTranscript(i) }),
+            _ => None,
+        },
+        Loc::Agent { slot, gen, part: Part::Chat } => return next_message(tree, w, slot, gen, &name),
+        Loc::Agent { .. } => None,
+    };
+    found.map_or(Next::Missing, Next::To)
+}
+
+/// A name in `chat/`: the index (made fresh first) says which message.
+fn next_message(tree: &crate::tree::Tree, w: &mut WalkState, slot: u32, gen: u32, name: &[u8]) -> Next {
+    if !w.chat_waited {
+        w.chat_waited = true;
+        return Next::Stop(Step::Chat(slot, gen));
+    }
+    if let Some(e) = tree.agents.get(slot, gen).and_then(|a| a.chat_error) {
+        return if w.qids.is_empty() { Next::Stop(Step::Answer(Err(e))) } else { Next::Missing };
+    }
+    let id = tree.chat_of(slot, gen).and_then(|e| e.index.lookup(name));
+    match id.and_then(|id| Some((id as u32, tree.chat_msg_qid(slot, gen, id as u32)?))) {
+        Some((id, qid)) => {
+            w.qids.push(qid);
+            w.cur = Loc::Agent { slot, gen, part: Part::ChatMsg(id) };
+            w.cur_is_dir = false;
+            Next::Took
+        }
+        None => Next::Missing,
+    }
+}
+
 /// Walk on from where `w` stands: skeleton steps are answered at once, a
 /// step onto the disk pushes a probe and waits.
 pub(super) fn walk_next(tree: &crate::tree::Tree, w: &mut WalkState, probes: &mut Vec<Probe>) -> Step {
     while w.qids.len() < w.names.len() && w.cur_is_dir {
-        let name = &w.names[w.qids.len()];
-        let next = if name == b".." {
-            Some(tree.parent(&w.cur))
-        } else {
-            match &w.cur {
-                Loc::Static(d) => match tree.active_harness(*d) {
-                    None => tree.static_child(*d, name),
-                    Some(h) => match parse_pid(name).and_then(|pid| tree.agents.find(h, pid)) {
-                        Some((slot, gen)) => Some(Loc::Agent { slot, gen, part: Part::Dir }),
-                        // A walk that misses under /active rescans once.
-                        None if !w.scanned => {
-                            w.scanned = true;
-                            return Step::Scan;
-                        }
-                        None => None,
-                    },
-                },
-                Loc::Mirror(_) if exclude::excluded(name) => None,
-                Loc::Mirror(p) => Some(Loc::Mirror(p.child(name))),
-                Loc::Agent { slot, gen, part: Part::Dir } => {
-                    Part::child(name).map(|part| Loc::Agent { slot: *slot, gen: *gen, part })
-                }
-                Loc::Agent { slot, gen, part: Part::Agents } => {
-                    w.field = Some((*slot, *gen, Pending::Sub(name.clone())));
-                    w.next = Some(w.cur.clone());
-                    return Step::WalkField;
-                }
-                Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {
-                    b"model" => Some(Loc::Agent { slot: *slot, gen: *gen, part: Part::SubModel(*i) }),
-                    b"transcript" => Some(Loc::Agent { slot: *slot, gen: *gen, part: Part::SubTranscript(*i) }),
-                    _ => None,
-                },
-                Loc::Agent { slot, gen, part: Part::Chat } => {
-                    let (slot, gen) = (*slot, *gen);
-                    if !w.chat_waited {
-                        w.chat_waited = true;
-                        return Step::Chat(slot, gen);
-                    }
-                    if let Some(e) = tree.agents.get(slot, gen).and_then(|a| a.chat_error) {
-                        if w.qids.is_empty() {
-                            return Step::Answer(Err(e));
-                        }
-                        break;
-                    }
-                    let id = tree.chat_of(slot, gen).and_then(|e| e.index.lookup(name));
-                    match id.and_then(|id| Some((id as u32, tree.chat_msg_qid(slot, gen, id as u32)?))) {
-                        Some((id, qid)) => {
-                            w.qids.push(qid);
-                            w.cur = Loc::Agent { slot, gen, part: Part::ChatMsg(id) };
-                            w.cur_is_dir = false;
-                            continue;
-                        }
-                        None => None,
-                    }
-                }
-                Loc::Agent { .. } => None,
-            }
+        let next = match next_place(tree, w) {
+            Next::To(l) => l,
+            Next::Missing => break,
+            Next::Stop(step) => return step,
+            Next::Took => continue,
         };
-        let Some(next) = next else { break };
         if let Loc::Agent { slot, gen, part: Part::Field(f) } = next {
             w.field = Some((slot, gen, Pending::Field(f)));
             w.next = Some(next);

@@ -40,6 +40,7 @@ unix!/path, tcp!host!port, or a posted name.
   --max-fids N     fids per connection (default 1048576)
   --max-conns N    connections at once (default 256)
   --max-dir-entries N  entries a listed directory may hold (default 65536)
+  --max-listed-entries N  directory entries all open directories hold (default 1048576)
   --max-chats N    transcripts whose chat index is kept (default 8)
   --max-chat-messages N  messages one chat may list (default 1048576)
   -D               print every 9P message to stderr
@@ -122,6 +123,10 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
         max_conns: p.opt_value_from_str("--max-conns").map_err(e)?.unwrap_or(MAX_CONNS_DEFAULT),
         trace: p.contains("-D"),
         max_dir_entries: p.opt_value_from_str("--max-dir-entries").map_err(e)?.unwrap_or(MAX_DIR_ENTRIES_DEFAULT),
+        max_listed_entries: p
+            .opt_value_from_str("--max-listed-entries")
+            .map_err(e)?
+            .unwrap_or(nineagents::server::LISTED_ENTRIES_MAX),
         allow_move: p.contains("--allow-move"),
         zmx: p.opt_value_from_str("--zmx").map_err(e)?.unwrap_or_else(|| PathBuf::from("zmx")),
         zmx_dir: nineagents::post::post_dir().map(|d| d.join("zmx")).unwrap_or_else(|_| PathBuf::from("/nonexistent")),

@@ -111,3 +111,28 @@ fn past_the_open_files_cap_an_open_is_refused_and_everyone_else_is_served() {
     c.open_ok(fid, OREAD);
     assert_eq!(c.read_all(fid), b"0\n", "a clunk makes room for one more");
 }
+
+/// Directory snapshots held by open fids are bounded too
+/// (`--max-listed-entries`): a client opening fid after fid on a large
+/// directory is refused loudly, not allowed to grow the daemon without end.
+#[test]
+fn past_the_listed_entries_cap_a_directory_open_is_refused_until_one_is_clunked() {
+    let s = world();
+    let d = Daemon::start_in(&s, &["--max-listed-entries", "45"]);
+    let mut c = d.session(Dialect::P2000u);
+    let dir = "/claude/projects/-home-glenda";
+    for fid in 1..=2 {
+        c.walk_path(dir, fid).qids();
+        c.open_ok(fid, OREAD);
+    }
+    c.walk_path(dir, 3).qids();
+    let (text, errno) = c.open(3, OREAD).error().expect("a third 20-entry listing passes the cap of 45");
+    assert_eq!((text.as_str(), errno), ("Too many open files in system", libc::ENFILE as u32));
+    c.walk_path("/hermes/SOUL.md", 4).qids();
+    c.open_ok(4, OREAD);
+    assert_eq!(c.read_all(4), b"soul\n", "files still open past the listing cap");
+    c.clunk_ok(1);
+    c.open_ok(3, OREAD);
+    let listing = c.read_ok(3, 0, c.msize - proto::IOHDRSZ);
+    assert!(!listing.is_empty(), "a clunk frees its listing's entries, and the refused open now lists");
+}

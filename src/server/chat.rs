@@ -136,7 +136,7 @@ impl Server {
             }
         };
         if let Some(old) = old {
-            super::job::release_opened(&mut self.ring, &mut self.open_files, Some(super::conn::Opened::File(old)));
+            super::job::release_opened(&mut self.ring, &mut self.held, Some(super::conn::Opened::File(old)));
         }
         self.chat_adopt(key, i, fd, meta)
     }
@@ -150,9 +150,9 @@ impl Server {
         }
         let e = self.tree.chats.at(i);
         e.busy = true;
-        self.open_files += 1;
+        self.held.files += 1;
         if let Some(old) = e.fd.replace(Rc::new(fd)) {
-            super::job::release_opened(&mut self.ring, &mut self.open_files, Some(super::conn::Opened::File(old)));
+            super::job::release_opened(&mut self.ring, &mut self.held, Some(super::conn::Opened::File(old)));
         }
         let gen = e.gen;
         let covered = e.index.covered();

@@ -457,7 +457,7 @@ impl Server {
                     if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
                         debug_assert_eq!(fid, newfid);
                         self.tree.release(old.node);
-                        release_opened(&mut self.ring, &mut self.open_files, old.open);
+                        release_opened(&mut self.ring, &mut self.held, old.open);
                     }
                 }
                 let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
@@ -466,8 +466,15 @@ impl Server {
             Reply::Stat { loc, attr } => {
                 self.tree.with_stat(&loc, &attr, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
             }
+            Reply::Open { opened: Opened::Dir(entries), .. } if self.held.entries + entries.len() > self.cfg.max_listed_entries => {
+                let (text, errno) = Error::TooManyOpenFiles.entry();
+                conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+            }
             Reply::Open { fid, qid, opened } => match conn.fids.get_mut(&fid) {
                 Some(f) if f.open.is_none() => {
+                    if let Opened::Dir(entries) = &opened {
+                        self.held.entries += entries.len();
+                    }
                     f.open = Some(opened);
                     f.dir_offset = 0;
                     f.dir_index = 0;
@@ -475,7 +482,11 @@ impl Server {
                     conn.reply(tag, &Rmsg::Open { qid, iounit }, trace);
                 }
                 _ => {
-                    release_opened(&mut self.ring, &mut self.open_files, Some(opened));
+                    // Only an fd was counted before binding; entries are
+                    // counted when a fid takes them.
+                    if let Opened::File(_) = opened {
+                        release_opened(&mut self.ring, &mut self.held, Some(opened));
+                    }
                     let (text, errno) = Error::UnknownFid.entry();
                     conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
                 }
@@ -507,20 +518,39 @@ impl Server {
             }
         }
         if let Job::Read { file, .. } = req.job {
-            release_opened(&mut self.ring, &mut self.open_files, Some(Opened::File(file)));
+            release_opened(&mut self.ring, &mut self.held, Some(Opened::File(file)));
         }
     }
 }
 
 /// Close a fid's open file through the ring once nothing else holds it.
-pub(super) fn release_opened(ring: &mut crate::ring::Ring<Token>, open_files: &mut usize, opened: Option<Opened>) {
-    if let Some(Opened::File(rc)) = opened {
-        if let Ok(fd) = Rc::try_unwrap(rc) {
-            *open_files -= 1;
-            ring.submit(Token::Discard, Sub::Close { fd });
+pub(super) fn release_opened(ring: &mut crate::ring::Ring<Token>, held: &mut Held, opened: Option<Opened>) {
+    match opened {
+        Some(Opened::File(rc)) => {
+            if let Ok(fd) = Rc::try_unwrap(rc) {
+                held.files -= 1;
+                ring.submit(Token::Discard, Sub::Close { fd });
+            }
         }
+        Some(Opened::Dir(rc)) if Rc::strong_count(&rc) == 1 => held.entries -= rc.len(),
+        _ => {}
     }
 }
+
+/// What open fids hold, across all connections: fds (`OPEN_FILES_MAX`)
+/// and directory entries snapshotted at Topen (`LISTED_ENTRIES_MAX`).
+#[derive(Default, Debug)]
+pub struct Held {
+    pub files: usize,
+    pub entries: usize,
+}
+
+/// The default of `--max-listed-entries`: directory entries held by open
+/// directory fids, across all connections. A snapshot costs about 120 bytes
+/// an entry, so this bounds them near 128 MB however many fids clients open
+/// on large directories; past it a directory's Topen answers `Too many
+/// open files in system`.
+pub const LISTED_ENTRIES_MAX: usize = 1 << 20;
 
 /// The error a failed read of a file on disk answers.
 fn io_error(errno: i32) -> Error {
@@ -746,11 +776,11 @@ impl Server {
                 let fd = probes[0].fd.take();
                 match (result, fd) {
                     (Ok(m), Some(fd)) if m.is_regular() => {
-                        if self.open_files >= OPEN_FILES_MAX {
+                        if self.held.files >= OPEN_FILES_MAX {
                             self.ring.submit(Token::Discard, Sub::Close { fd });
                             return Step::Answer(Err(Error::TooManyOpenFiles));
                         }
-                        self.open_files += 1;
+                        self.held.files += 1;
                         let Job::Open { fid, .. } = &self.reqs[key].job else { unreachable!() };
                         Step::Answer(Ok(Reply::Open { fid: *fid, qid: m.qid(), opened: Opened::File(Rc::new(fd)) }))
                     }

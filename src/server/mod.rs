@@ -13,6 +13,7 @@
 //! so a client that stops reading stops being read and nobody else notices.
 
 pub mod conn;
+pub use job::LISTED_ENTRIES_MAX;
 pub mod dispatch;
 mod chat;
 mod derived;
@@ -57,6 +58,9 @@ pub struct Config {
     pub trace: bool,
     /// Entries a directory may have and still be listed (`--max-dir-entries`).
     pub max_dir_entries: usize,
+    /// Directory entries all open directory fids may hold together
+    /// (`--max-listed-entries`).
+    pub max_listed_entries: usize,
     /// `--allow-move`: a write to an agent's `zmx` moves it.
     pub allow_move: bool,
     /// The zmx binary (`--zmx`, else `zmx` on PATH).
@@ -105,7 +109,7 @@ pub struct Server {
     /// completion that answered it (never from inside another handler).
     dirty: Vec<usize>,
     /// Fds held by open fids (`job::OPEN_FILES_MAX`).
-    open_files: usize,
+    held: job::Held,
     /// Requests waiting for the scan of the agents in flight.
     scan_waiters: Vec<(usize, u32)>,
     /// Whether a scan is in flight.
@@ -137,7 +141,7 @@ impl Server {
             reqs: Slab::new(),
             next_req_gen: 0,
             dirty: Vec::new(),
-            open_files: 0,
+            held: job::Held::default(),
             scan_waiters: Vec::new(),
             scanning: false,
             real,
@@ -386,7 +390,7 @@ impl Server {
         };
         conn.rbuf = rbuf;
         for opened in ctx.closing {
-            job::release_opened(&mut self.ring, &mut self.open_files, Some(opened));
+            job::release_opened(&mut self.ring, &mut self.held, Some(opened));
         }
         Some(after)
     }
@@ -444,7 +448,7 @@ impl Server {
         conn.phase = Phase::Closing;
         dispatch::reset_session(&mut ctx, conn);
         for opened in ctx.closing {
-            job::release_opened(&mut self.ring, &mut self.open_files, Some(opened));
+            job::release_opened(&mut self.ring, &mut self.held, Some(opened));
         }
         if conn.recv_armed || conn.sending {
             let fd = conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);

@@ -138,9 +138,16 @@ fn run(opts: &Opts) -> Result<bool, String> {
     let mut f = std::fs::File::open(&world.rollout).map_err(|e| e.to_string())?;
     io::copy(&mut f, &mut io::sink()).map_err(|e| e.to_string())?;
     let first = first_name(&world.rollout).map_err(|e| format!("{}: {e}", world.rollout.display()))?;
-    let msg: Vec<String> = ["active", "codex", &PID.to_string(), "chat", &first].iter().map(|s| s.to_string()).collect();
+    let msg: Vec<String> =
+        ["active", "codex", &PID.to_string(), "chat", &first].iter().map(|s| s.to_string()).collect();
 
-    println!("chat_latency: {} ({:.1} MB), {} via {}", source.display(), len as f64 / 1e6, world.how, world.rollout.display());
+    println!(
+        "chat_latency: {} ({:.1} MB), {} via {}",
+        source.display(),
+        len as f64 / 1e6,
+        world.how,
+        world.rollout.display()
+    );
     println!("  daemon: {}", bin.display());
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!("  cpu: {} ({cpus} available)", cpu_model());
@@ -230,7 +237,9 @@ fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
         reader.send(2, &Tmsg::Walk { fid: ROOT_FID, newfid: 2, names: pid }).map_err(|e| e.to_string())?;
         match reader.recv_msg().map_err(|e| e.to_string())? {
             (2, Rmsg::Walk { .. }) => {}
-            (tag, other) => return Err(format!("expected the /pid walk's answer first, got tag {tag}: {}", show(&other))),
+            (tag, other) => {
+                return Err(format!("expected the /pid walk's answer first, got tag {tag}: {}", show(&other)))
+            }
         }
         let done = done.clone();
         let n = names.len();
@@ -362,7 +371,9 @@ impl World {
         std::fs::write(me.join("stat"), format!("{PID} (codex) S 1 {zeros} 500000 5000 300\n"))?;
         std::fs::write(me.join("cmdline"), b"codex\0")?;
         std::fs::write(me.join("environ"), b"")?;
-        for (n, target) in ["/dev/null", "/dev/null", "/dev/null"].iter().map(Path::new).chain([rollout.as_path()]).enumerate() {
+        for (n, target) in
+            ["/dev/null", "/dev/null", "/dev/null"].iter().map(Path::new).chain([rollout.as_path()]).enumerate()
+        {
             std::os::unix::fs::symlink(target, me.join("fd").join(n.to_string()))?;
         }
         Ok(World { dir, proc, root, rollout, how })
@@ -430,7 +441,11 @@ impl Daemon {
         let deadline = Instant::now() + SPAWN_DEADLINE;
         loop {
             if let Some(s) = self.child.try_wait().map_err(|e| e.to_string())? {
-                return if s.success() { Ok(()) } else { Err(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail())) };
+                return if s.success() {
+                    Ok(())
+                } else {
+                    Err(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail()))
+                };
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
@@ -559,8 +574,8 @@ impl Session {
             self.taken = 0;
         }
         loop {
-            if let Some(size) =
-                proto::frame_size(&self.inbuf[..self.have], self.inbuf.len() as u32).map_err(|e| bad(format!("framing: {e}")))?
+            if let Some(size) = proto::frame_size(&self.inbuf[..self.have], self.inbuf.len() as u32)
+                .map_err(|e| bad(format!("framing: {e}")))?
             {
                 if self.have >= size {
                     self.taken = size;
@@ -634,7 +649,10 @@ fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
 }

@@ -102,9 +102,9 @@ fn parse() -> Result<Opts, String> {
     let opts = Opts {
         addr: match addr {
             None => None,
-            Some(a) => Some(PathBuf::from(
-                a.strip_prefix("unix!").ok_or(format!("--addr {a}: only unix!/path is supported"))?,
-            )),
+            Some(a) => {
+                Some(PathBuf::from(a.strip_prefix("unix!").ok_or(format!("--addr {a}: only unix!/path is supported"))?))
+            }
         },
         conns: p.opt_value_from_str("--conns").map_err(e)?.unwrap_or(8),
         secs: p.opt_value_from_str("--secs").map_err(e)?.unwrap_or(5.0),
@@ -125,7 +125,8 @@ fn parse() -> Result<Opts, String> {
     if opts.conns == 0 || opts.conns > 1024 {
         return Err(format!("--conns {}: expected 1..=1024", opts.conns));
     }
-    let (secs_ok, warmup_ok) = ((0.0..=3600.0).contains(&opts.secs) && opts.secs > 0.0, (0.0..=600.0).contains(&opts.warmup));
+    let (secs_ok, warmup_ok) =
+        ((0.0..=3600.0).contains(&opts.secs) && opts.secs > 0.0, (0.0..=600.0).contains(&opts.warmup));
     if !(secs_ok && warmup_ok) {
         return Err("--secs must be in (0, 3600], --warmup in [0, 600]".into());
     }
@@ -202,7 +203,9 @@ fn load_mode(opts: &Opts, sock: &Path, pid: Option<u32>) -> io::Result<()> {
     println!("  {:<30} {:>14.0}", "ops/s", ops_s);
     println!("  {:<30} {:>14.0}", "messages/s", msgs_s);
     println!("  {:<30} {:>14.1}", "file MB/s", (cycle.ops * cycle.file_len) as f64 / cycle.secs / 1e6);
-    for (name, q) in [("cycle p50 (us)", 0.50), ("cycle p90 (us)", 0.90), ("cycle p99 (us)", 0.99), ("cycle p99.9 (us)", 0.999)] {
+    for (name, q) in
+        [("cycle p50 (us)", 0.50), ("cycle p90 (us)", 0.90), ("cycle p99 (us)", 0.99), ("cycle p99.9 (us)", 0.999)]
+    {
         println!("  {:<30} {:>14.1}", name, us(q));
     }
     println!("  {:<30} {:>14.1}", "cycle max (us)", h.max as f64 / 1e3);
@@ -291,7 +294,8 @@ fn measure(opts: &Opts, sock: &Path, pid: Option<u32>, work: Work) -> io::Result
     let t0 = Instant::now();
     std::thread::sleep(warmup);
     let (cpu_t0, daemon0, bench0) = (Instant::now(), pid.and_then(cpu_secs), cpu_secs(std::process::id()));
-    let mut total = Tally { ops: 0, msgs: 0, file_len: 0, secs: 0.0, hist: Hist::new(), daemon_cpu: None, bench_cpu: 0.0 };
+    let mut total =
+        Tally { ops: 0, msgs: 0, file_len: 0, secs: 0.0, hist: Hist::new(), daemon_cpu: None, bench_cpu: 0.0 };
     let mut first_err = None;
     for t in threads {
         match t.join().map_err(|_| bad("a connection thread panicked".into())).and_then(|r| r) {
@@ -425,7 +429,8 @@ struct Session {
 impl Session {
     /// Connect, Tversion, Tattach as `ROOT_FID`.
     fn open(sock: &Path, msize: u32) -> io::Result<Session> {
-        let stream = UnixStream::connect(sock).map_err(|e| io::Error::new(e.kind(), format!("connect {}: {e}", sock.display())))?;
+        let stream = UnixStream::connect(sock)
+            .map_err(|e| io::Error::new(e.kind(), format!("connect {}: {e}", sock.display())))?;
         stream.set_read_timeout(Some(IO_TIMEOUT))?;
         stream.set_write_timeout(Some(IO_TIMEOUT))?;
         let mut s = Session {
@@ -728,7 +733,8 @@ fn release_binary() -> io::Result<PathBuf> {
     if !bin.exists() {
         eprintln!("load: {} is missing; running cargo build --release", bin.display());
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo).args(["build", "--release", "--bin", "9agents"]).current_dir(&root).status()?;
+        let status =
+            Command::new(cargo).args(["build", "--release", "--bin", "9agents"]).current_dir(&root).status()?;
         if !status.success() || !bin.exists() {
             return Err(bad(format!("cargo build --release failed ({status})")));
         }

@@ -89,17 +89,30 @@ impl Error {
             NoSession => ("no session resolved for this agent: a move is not permitted", libc::EPERM as u32),
             NoCwd => ("the agent's cwd is unknown: a move is not permitted", libc::EPERM as u32),
             NoResumeForm => ("this harness has no resume form: a move is not permitted", libc::EPERM as u32),
-            NothingToResume => ("nothing to resume: the agent has no session id, a move is not permitted", libc::EPERM as u32),
+            NothingToResume => {
+                ("nothing to resume: the agent has no session id, a move is not permitted", libc::EPERM as u32)
+            }
             NameTaken => ("zmx session exists: a live session holds that name", libc::EEXIST as u32),
             MoveBusy => ("a move of this agent is already in progress: Device or resource busy", libc::EBUSY as u32),
             MoveNotGone => ("i/o error: the agent did not exit after SIGTERM and SIGKILL", libc::EIO as u32),
             MoveSpawn => ("i/o error: zmx could not be started", libc::EIO as u32),
             MoveNoPost => ("i/o error: zmx did not post the session before the deadline", libc::EIO as u32),
-            ChatTooLong => ("chat has more messages than --max-chat-messages allows: No buffer space available", libc::ENOBUFS as u32),
-            ChatsBusy => ("every --max-chats index is busy indexing: Resource temporarily unavailable", libc::EAGAIN as u32),
-            ChatLineTooLong => ("chat has a record longer than 256 MiB, past which it is not indexed: File too large", libc::EFBIG as u32),
+            ChatTooLong => (
+                "chat has more messages than --max-chat-messages allows: No buffer space available",
+                libc::ENOBUFS as u32,
+            ),
+            ChatsBusy => {
+                ("every --max-chats index is busy indexing: Resource temporarily unavailable", libc::EAGAIN as u32)
+            }
+            ChatLineTooLong => (
+                "chat has a record longer than 256 MiB, past which it is not indexed: File too large",
+                libc::EFBIG as u32,
+            ),
             TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
-            DirTooLarge => ("directory too large to list whole: raise --max-dir-entries; No buffer space available", libc::ENOBUFS as u32),
+            DirTooLarge => (
+                "directory too large to list whole: raise --max-dir-entries; No buffer space available",
+                libc::ENOBUFS as u32,
+            ),
             Io => ("i/o error", libc::EIO as u32),
         }
     }
@@ -118,10 +131,45 @@ mod tests {
     use super::Error::{self, *};
 
     const ALL: &[Error] = &[
-        NotFound, NotDir, IsDir, UnknownFid, FidInUse, FidOpen, FidNotOpen, WalkOpenFid, BadOffset,
-        DirReadTooSmall, ReadOnly, NoAuth, BadAfid, BadAname, BadName, NameTooLong, TooManyNames,
-        TooManyFids, DupTag, MsizeTooSmall, Malformed, UnknownType, NotRegular, DirTooLarge, TooManyOpenFiles, IllegalName, NoSession, NoCwd,
-        NoResumeForm, NothingToResume, NameTaken, MoveBusy, MoveNotGone, MoveSpawn, MoveNoPost, ChatTooLong, ChatsBusy, ChatLineTooLong, Io,
+        NotFound,
+        NotDir,
+        IsDir,
+        UnknownFid,
+        FidInUse,
+        FidOpen,
+        FidNotOpen,
+        WalkOpenFid,
+        BadOffset,
+        DirReadTooSmall,
+        ReadOnly,
+        NoAuth,
+        BadAfid,
+        BadAname,
+        BadName,
+        NameTooLong,
+        TooManyNames,
+        TooManyFids,
+        DupTag,
+        MsizeTooSmall,
+        Malformed,
+        UnknownType,
+        NotRegular,
+        DirTooLarge,
+        TooManyOpenFiles,
+        IllegalName,
+        NoSession,
+        NoCwd,
+        NoResumeForm,
+        NothingToResume,
+        NameTaken,
+        MoveBusy,
+        MoveNotGone,
+        MoveSpawn,
+        MoveNoPost,
+        ChatTooLong,
+        ChatsBusy,
+        ChatLineTooLong,
+        Io,
     ];
 
     /// The phrases that retarget an errno when a client maps text by

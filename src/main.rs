@@ -166,7 +166,10 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
     }
     let opts = Options {
         cfg,
-        max_chats: p.opt_value_from_str("--max-chats").map_err(e)?.unwrap_or(nineagents::tree::chats::MAX_CHATS_DEFAULT),
+        max_chats: p
+            .opt_value_from_str("--max-chats")
+            .map_err(e)?
+            .unwrap_or(nineagents::tree::chats::MAX_CHATS_DEFAULT),
         max_chat_messages: p
             .opt_value_from_str("--max-chat-messages")
             .map_err(e)?
@@ -202,7 +205,11 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
 /// A posted name is one path component.
 fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('\0');
-    if ok { Ok(()) } else { Err(format!("--name {name:?}: must be one path component")) }
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("--name {name:?}: must be one path component"))
+    }
 }
 
 fn serve(opts: Options) -> std::io::Result<()> {
@@ -244,11 +251,16 @@ fn check_openat2() -> std::io::Result<()> {
     // open_how is flags, mode, resolve: three u64s.
     let how: [u64; 3] = [(libc::O_PATH | libc::O_CLOEXEC) as u64, 0, libc::RESOLVE_NO_SYMLINKS];
     // SAFETY: openat2 reads `how` (of the size given) and a NUL-terminated path.
-    let fd = unsafe { libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), how.as_ptr(), std::mem::size_of_val(&how)) };
+    let fd = unsafe {
+        libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), how.as_ptr(), std::mem::size_of_val(&how))
+    };
     if fd < 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::ENOSYS) {
-            return Err(std::io::Error::new(e.kind(), "this kernel has no openat2 (Linux 5.6+): 9agents cannot open files safely without it"));
+            return Err(std::io::Error::new(
+                e.kind(),
+                "this kernel has no openat2 (Linux 5.6+): 9agents cannot open files safely without it",
+            ));
         }
         return Err(e);
     }

@@ -66,8 +66,7 @@ fn post_dir_for(xdg_runtime_dir: Option<&OsStr>, uid: u32) -> PathBuf {
 }
 
 fn join_name(dir: &Path, name: &str) -> io::Result<PathBuf> {
-    let one_element =
-        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0']);
+    let one_element = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0']);
     if !one_element {
         let why = format!("bad post name {name:?}: a posted name is one path element");
         return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
@@ -103,16 +102,10 @@ fn check_dir(dir: &Path, meta: &fs::Metadata, uid: u32) -> io::Result<()> {
         return refuse("it is not a directory".into());
     }
     if meta.uid() != uid {
-        return refuse(format!(
-            "it is owned by uid {}, not by us (uid {uid})",
-            meta.uid()
-        ));
+        return refuse(format!("it is owned by uid {}, not by us (uid {uid})", meta.uid()));
     }
     if meta.mode() & FOREIGN_WRITE_BITS != 0 {
-        return refuse(format!(
-            "others can write into it (mode {:04o})",
-            meta.mode() & 0o7777
-        ));
+        return refuse(format!("others can write into it (mode {:04o})", meta.mode() & 0o7777));
     }
     Ok(())
 }
@@ -125,8 +118,7 @@ mod tests {
     /// A fresh scratch directory of this test's own, so tests never share
     /// paths (or the environment) with each other.
     fn scratch(label: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("nineagents-post-{}-{label}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("nineagents-post-{}-{label}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir(&dir).unwrap();
         dir
@@ -141,18 +133,12 @@ mod tests {
     #[test]
     fn post_dir_falls_back_to_tmp_when_the_runtime_dir_is_unset_or_empty() {
         assert_eq!(post_dir_for(None, 1000), PathBuf::from("/tmp/9p-1000"));
-        assert_eq!(
-            post_dir_for(Some(OsStr::new("")), 42),
-            PathBuf::from("/tmp/9p-42")
-        );
+        assert_eq!(post_dir_for(Some(OsStr::new("")), 42), PathBuf::from("/tmp/9p-42"));
     }
 
     #[test]
     fn a_relative_runtime_dir_is_ignored_as_the_xdg_spec_says() {
-        assert_eq!(
-            post_dir_for(Some(OsStr::new("run/user")), 7),
-            PathBuf::from("/tmp/9p-7")
-        );
+        assert_eq!(post_dir_for(Some(OsStr::new("run/user")), 7), PathBuf::from("/tmp/9p-7"));
     }
 
     #[test]
@@ -160,11 +146,7 @@ mod tests {
         let dir = Path::new("/run/user/1/9p");
         assert_eq!(join_name(dir, "agents").unwrap(), dir.join("agents"));
         for bad in ["", ".", "..", "a/b", "../agents", "a\0b"] {
-            assert_eq!(
-                join_name(dir, bad).unwrap_err().kind(),
-                io::ErrorKind::InvalidInput,
-                "{bad:?}"
-            );
+            assert_eq!(join_name(dir, bad).unwrap_err().kind(), io::ErrorKind::InvalidInput, "{bad:?}");
         }
     }
 

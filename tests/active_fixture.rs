@@ -36,7 +36,11 @@ fn every_harness_lists_its_agents_and_via_names_each_route_through_the_client() 
         assert_eq!(client(&d, "cat", &format!("{dir}/via")), format!("{via}\n"), "{dir}");
         assert_eq!(client(&d, "cat", &format!("{dir}/pid")), format!("{pid}\n"), "{dir}");
         assert_eq!(client(&d, "cat", &format!("{dir}/ppid")), "1\n", "{dir}");
-        assert_eq!(client(&d, "cat", &format!("{dir}/started")), format!("{}\n", FAKE_BTIME + fake_start(pid) / 100), "{dir}");
+        assert_eq!(
+            client(&d, "cat", &format!("{dir}/started")),
+            format!("{}\n", FAKE_BTIME + fake_start(pid) / 100),
+            "{dir}"
+        );
         assert_eq!(client(&d, "cat", &format!("{dir}/cwd")), format!("{}\n", arg(&fx.cwd)), "{dir}");
     }
 }
@@ -80,8 +84,19 @@ fn a_crawl_of_active_reads_every_file_at_the_length_its_listing_gives() {
         let data = x.data.as_ref().unwrap_or_else(|e| panic!("{}: {e}", x.path));
         assert_eq!(data.len() as u64, x.entry.length, "{}", x.path);
     }
-    let agents: Vec<&str> = crawled.iter().filter(|x| x.path.matches('/').count() == 3).map(|x| x.path.as_str()).collect();
-    assert_eq!(agents, ["/active/claude/100", "/active/codex/200", "/active/dsh/400", "/active/hermes/500", "/active/omp/300", "/active/omp/301"]);
+    let agents: Vec<&str> =
+        crawled.iter().filter(|x| x.path.matches('/').count() == 3).map(|x| x.path.as_str()).collect();
+    assert_eq!(
+        agents,
+        [
+            "/active/claude/100",
+            "/active/codex/200",
+            "/active/dsh/400",
+            "/active/hermes/500",
+            "/active/omp/300",
+            "/active/omp/301"
+        ]
+    );
 }
 
 #[test]

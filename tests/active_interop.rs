@@ -42,11 +42,18 @@ impl Expect {
         let lists: Vec<String> = self
             .lists
             .iter()
-            .map(|(k, v)| format!("{}: [{}]", json_str(k), v.iter().map(|n| json_str(n)).collect::<Vec<_>>().join(", ")))
+            .map(|(k, v)| {
+                format!("{}: [{}]", json_str(k), v.iter().map(|n| json_str(n)).collect::<Vec<_>>().join(", "))
+            })
             .collect();
         let files: Vec<String> = self.files.iter().map(|(k, v)| format!("{}: {}", json_str(k), json_str(v))).collect();
         let dirs: Vec<String> = self.dirs.iter().map(|d| json_str(d)).collect();
-        format!("{{\"lists\": {{{}}}, \"files\": {{{}}}, \"dirs\": [{}]}}", lists.join(", "), files.join(", "), dirs.join(", "))
+        format!(
+            "{{\"lists\": {{{}}}, \"files\": {{{}}}, \"dirs\": [{}]}}",
+            lists.join(", "),
+            files.join(", "),
+            dirs.join(", ")
+        )
     }
 }
 
@@ -102,32 +109,40 @@ fn py9p_lists_real_agents_and_reads_every_field_over_both_dialects() {
     let mut e = Expect::default();
     let cwd = line(arg(&w.work));
     let ppid = line(&std::process::id().to_string());
-    e.agent("claude", claude.pid, &[
-        ("pid", line(&claude.pid.to_string())),
-        ("ppid", ppid.clone()),
-        ("started", line(&started_of(claude.pid).to_string())),
-        ("cwd", cwd.clone()),
-        ("name", line(CLAUDE_NAME)),
-        ("title", line(CLAUDE_TITLE)),
-        ("session", line(CLAUDE_SID)),
-        ("model", line(CLAUDE_MODEL)),
-        ("via", line("registry")),
-        ("zmx", line(ZMX)),
-        ("status", line(CLAUDE_STATUS)),
-        ("transcript", text(&transcript)),
-    ]);
-    e.agent("codex", codex.pid, &[
-        ("pid", line(&codex.pid.to_string())),
-        ("ppid", ppid),
-        ("started", line(&started_of(codex.pid).to_string())),
-        ("cwd", cwd),
-        ("title", line(CODEX_TITLE)),
-        ("session", line(CODEX_ID)),
-        ("model", line(CODEX_MODEL)),
-        ("via", line("fd")),
-        ("zmx", String::new()),
-        ("transcript", text(&rollout)),
-    ]);
+    e.agent(
+        "claude",
+        claude.pid,
+        &[
+            ("pid", line(&claude.pid.to_string())),
+            ("ppid", ppid.clone()),
+            ("started", line(&started_of(claude.pid).to_string())),
+            ("cwd", cwd.clone()),
+            ("name", line(CLAUDE_NAME)),
+            ("title", line(CLAUDE_TITLE)),
+            ("session", line(CLAUDE_SID)),
+            ("model", line(CLAUDE_MODEL)),
+            ("via", line("registry")),
+            ("zmx", line(ZMX)),
+            ("status", line(CLAUDE_STATUS)),
+            ("transcript", text(&transcript)),
+        ],
+    );
+    e.agent(
+        "codex",
+        codex.pid,
+        &[
+            ("pid", line(&codex.pid.to_string())),
+            ("ppid", ppid),
+            ("started", line(&started_of(codex.pid).to_string())),
+            ("cwd", cwd),
+            ("title", line(CODEX_TITLE)),
+            ("session", line(CODEX_ID)),
+            ("model", line(CODEX_MODEL)),
+            ("via", line("fd")),
+            ("zmx", String::new()),
+            ("transcript", text(&rollout)),
+        ],
+    );
     check(&d, &w.scratch, &e);
 }
 
@@ -142,13 +157,17 @@ fn py9p_lists_fixture_agents_of_every_harness_and_reads_every_field_over_both_di
     let mut e = Expect::default();
     for (pid, harness, via) in agents {
         let started = line(&(FAKE_BTIME + fake_start(pid) / 100).to_string());
-        e.agent(harness, pid, &[
-            ("pid", line(&pid.to_string())),
-            ("ppid", line("1")),
-            ("started", started),
-            ("cwd", line(arg(&fx.cwd))),
-            ("via", line(via)),
-        ]);
+        e.agent(
+            harness,
+            pid,
+            &[
+                ("pid", line(&pid.to_string())),
+                ("ppid", line("1")),
+                ("started", started),
+                ("cwd", line(arg(&fx.cwd))),
+                ("via", line(via)),
+            ],
+        );
     }
     e.files.insert("/active/claude/100/title".into(), line(CLAUDE_TITLE));
     e.files.insert("/active/omp/301/title".into(), line("from the store"));

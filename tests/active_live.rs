@@ -160,7 +160,8 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
     let d = w.daemon();
     let dir = format!("/active/codex/{}", agent.pid);
     assert!(lines(&w.client_ok(&d, "ls", "/active/codex")).contains(&agent.pid.to_string().as_str()));
-    let want = ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "zmx"];
+    let want =
+        ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "zmx"];
     assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), want, "codex publishes no status");
     let cat = |field: &str| w.client_ok(&d, "cat", &format!("{dir}/{field}"));
     assert_eq!(cat("pid"), format!("{}\n", agent.pid));
@@ -210,7 +211,10 @@ fn a_codex_agent_that_holds_only_its_thread_writer_lock_resolves_via_lock() {
     }
     let agent = Agent::spawn(cmd);
     let held = fs::read_to_string("/proc/locks").unwrap();
-    assert!(held.lines().any(|l| l.contains("FLOCK") && l.split_whitespace().nth(4) == Some(&agent.pid.to_string())), "{held}");
+    assert!(
+        held.lines().any(|l| l.contains("FLOCK") && l.split_whitespace().nth(4) == Some(&agent.pid.to_string())),
+        "{held}"
+    );
     let d = w.daemon();
     let mut c = d.session(Dialect::P2000);
     assert!(listed(&mut c, "codex", F).contains(&agent.pid.to_string()));

@@ -54,7 +54,10 @@ fn codex_fixture(id: &str) -> (Vec<u8>, Vec<(&'static str, String)>) {
         ("00000000-user", "fix the \"scanner\"\n".to_string()),
         ("00000001-assistant", "Done.\nIt was the escapes: \\n and \\u00e9 é\n".to_string()),
         ("00000002-shell", "shell\n{\"command\":[\"rg\",\"--json\",\"fn main\"]}\n".to_string()),
-        ("00000003-shell-result", "{\"output\":\"src/main.rs:1:fn main\\n\",\"metadata\":{\"exit_code\":0}}\n".to_string()),
+        (
+            "00000003-shell-result",
+            "{\"output\":\"src/main.rs:1:fn main\\n\",\"metadata\":{\"exit_code\":0}}\n".to_string(),
+        ),
         ("00000004-user", "thanks\n".to_string()),
     ];
     (body, want)
@@ -216,15 +219,18 @@ fn a_message_mtime_is_its_record_timestamp() {
         r#"{"type":"user","message":{"role":"user","content":"untimed"}}"#.to_string(),
         claude_user("an hour later", 3600),
         // An offset timestamp: 14:51:26+02:00 is 12:51:26Z.
-        r#"{"type":"user","message":{"role":"user","content":"offset"},"timestamp":"2025-11-28T14:51:26.5+02:00"}"#.to_string(),
+        r#"{"type":"user","message":{"role":"user","content":"offset"},"timestamp":"2025-11-28T14:51:26.5+02:00"}"#
+            .to_string(),
     ]);
     w.claude(100, SID, &body);
     let id = uuid(9);
-    let rollout = lines(&[codex_meta(&id, 0), codex_message("user", "hi", 5), codex_message("assistant", "hello", 125)]);
+    let rollout =
+        lines(&[codex_meta(&id, 0), codex_message("user", "hi", 5), codex_message("assistant", "hello", 125)]);
     w.codex(200, &id, &rollout);
     let d = w.daemon(&[]);
     let mut c = d.session(Dialect::P2000u);
-    let claude: Vec<(String, u32)> = list_chat(&mut c, &chat_dir("claude", 100)).into_iter().map(|e| (e.name, e.mtime)).collect();
+    let claude: Vec<(String, u32)> =
+        list_chat(&mut c, &chat_dir("claude", 100)).into_iter().map(|e| (e.name, e.mtime)).collect();
     let t = |s: u64| (T0 + s) as u32;
     assert_eq!(
         claude,

@@ -38,10 +38,16 @@ fn ids_hold_as_the_transcript_grows() {
     assert_eq!(names(&before), ["00000000-user", "00000001-assistant"]);
     let texts_before = chat_text(&mut c, &dir());
 
-    append(&path, &lines(&[claude_title("a title"), claude_tool_use("t1", "Grep", serde_json::json!({"pattern":"x"}), 2)]));
+    append(
+        &path,
+        &lines(&[claude_title("a title"), claude_tool_use("t1", "Grep", serde_json::json!({"pattern":"x"}), 2)]),
+    );
     append(&path, &lines(&[claude_tool_result("t1", "found", 3), claude_user("three", 4)]));
     let after = list_chat(&mut c, &dir());
-    assert_eq!(names(&after), ["00000000-user", "00000001-assistant", "00000002-grep", "00000003-grep-result", "00000004-user"]);
+    assert_eq!(
+        names(&after),
+        ["00000000-user", "00000001-assistant", "00000002-grep", "00000003-grep-result", "00000004-user"]
+    );
     for (old, new) in before.iter().zip(&after) {
         assert_eq!(
             (&old.name, old.qid, old.length, old.mtime),
@@ -115,8 +121,10 @@ fn a_transcript_rewritten_in_place_is_indexed_again_from_the_start() {
     assert_eq!(chat_names(&mut c, &dir()), ["00000000-user", "00000001-assistant"]);
 
     // The same size, other bytes: other kinds at other offsets.
-    let same_size =
-        lines(&[padded(&claude_assistant("new answer first", 10), 250), padded(&claude_thinking("then thinking", 11), 250)]);
+    let same_size = lines(&[
+        padded(&claude_assistant("new answer first", 10), 250),
+        padded(&claude_thinking("then thinking", 11), 250),
+    ]);
     assert_eq!(same_size.len(), old.len());
     rewrite_in_place(&path, &same_size);
     let want = fresh(&same_size);

@@ -53,7 +53,8 @@ fn one_index_serves_two_agents_read_alternately() {
     w.claude(101, &uuid(3), &b);
     let d = w.daemon(&["--max-chats", "1"]);
     let mut c = d.session(Dialect::P2000);
-    let want_a = vec![("00000000-user".to_string(), "from a\n".to_string()), ("00000001-assistant".into(), "answer a\n".into())];
+    let want_a =
+        vec![("00000000-user".to_string(), "from a\n".to_string()), ("00000001-assistant".into(), "answer a\n".into())];
     let want_b = vec![
         ("00000000-user".to_string(), "from b\n".to_string()),
         ("00000001-thinking".into(), "thinking b\n".into()),

@@ -65,7 +65,10 @@ fn a_real_claude_found_by_its_registry_record_serves_its_chat() {
     let dir = chat_dir("claude", agent.pid);
     assert_eq!(
         chat_text(&mut c, &dir),
-        [("00000000-user".to_string(), "list the files\n".to_string()), ("00000001-assistant".into(), "two files\n".into())]
+        [
+            ("00000000-user".to_string(), "list the files\n".to_string()),
+            ("00000001-assistant".into(), "two files\n".into())
+        ]
     );
     append(&transcript, &lines(&[claude_user("and now?", 10)]));
     let names = chat_names(&mut c, &dir);

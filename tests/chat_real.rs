@@ -36,7 +36,8 @@ fn files(sub: &str) -> Option<Vec<PathBuf>> {
         eprintln!("chat_real: skipped: {} is absent", dir.display());
         return None;
     };
-    let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    let mut v: Vec<PathBuf> =
+        rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
     v.sort();
     if v.is_empty() {
         eprintln!("chat_real: skipped: no .jsonl in {}", dir.display());

@@ -67,7 +67,8 @@ fn a_client_that_never_reads_stops_being_read_and_nobody_else_notices() {
     hog.open_path("/README", 1);
     let mut flood = Vec::with_capacity(TREADS * 23);
     for i in 0..TREADS {
-        flood.extend(hog.encode((i % 0xFFF0) as u16, &Tmsg::Read { fid: 1, offset: 0, count: SESSION_MSIZE - IOHDRSZ }));
+        flood
+            .extend(hog.encode((i % 0xFFF0) as u16, &Tmsg::Read { fid: 1, offset: 0, count: SESSION_MSIZE - IOHDRSZ }));
     }
     let rss_before = d.rss_kib();
     // Every Tread asks for ~8 KiB: 20,000 of them would be 160 MiB of

@@ -136,7 +136,9 @@ fn pipelined_requests_are_answered_in_order_with_their_tags() {
     let mut batch = Vec::new();
     for i in 0..50u16 {
         let fid = 100 + u32::from(i);
-        batch.extend(c.encode(2 * i + 1, &Tmsg::Walk { fid: ROOT, newfid: fid, names: WalkNames::new(&[b"pid"]).unwrap() }));
+        batch.extend(
+            c.encode(2 * i + 1, &Tmsg::Walk { fid: ROOT, newfid: fid, names: WalkNames::new(&[b"pid"]).unwrap() }),
+        );
         batch.extend(c.encode(2 * i + 2, &Tmsg::Clunk { fid }));
     }
     c.send_raw(&batch);

@@ -70,7 +70,8 @@ fn a_message_fed_one_byte_at_a_time_is_answered() {
     let d = Daemon::start(&[]);
     let mut c = d.connect();
     let mut bytes = c.encode(NOTAG, &Tmsg::Version { msize: 8192, version: b"9P2000" });
-    bytes.extend(c.encode(1, &Tmsg::Attach { fid: ROOT, afid: NOFID, uname: b"glenda", aname: b"", n_uname: NONUNAME }));
+    bytes
+        .extend(c.encode(1, &Tmsg::Attach { fid: ROOT, afid: NOFID, uname: b"glenda", aname: b"", n_uname: NONUNAME }));
     bytes.extend(c.encode(2, &Tmsg::Walk { fid: ROOT, newfid: 1, names: WalkNames::new(&[b"pid"]).unwrap() }));
     bytes.extend(c.encode(3, &Tmsg::Open { fid: 1, mode: OREAD }));
     bytes.extend(c.encode(4, &Tmsg::Read { fid: 1, offset: 0, count: 100 }));
@@ -87,7 +88,9 @@ fn one_byte_at_a_time_and_all_at_once_give_the_same_replies() {
     let d = Daemon::start(&[]);
     let script = |c: &Conn| {
         let mut bytes = c.encode(NOTAG, &Tmsg::Version { msize: 8192, version: b"9P2000" });
-        bytes.extend(c.encode(1, &Tmsg::Attach { fid: ROOT, afid: NOFID, uname: b"glenda", aname: b"", n_uname: NONUNAME }));
+        bytes.extend(
+            c.encode(1, &Tmsg::Attach { fid: ROOT, afid: NOFID, uname: b"glenda", aname: b"", n_uname: NONUNAME }),
+        );
         bytes.extend(c.encode(2, &Tmsg::Walk { fid: ROOT, newfid: 1, names: WalkNames::new(&[b"README"]).unwrap() }));
         bytes.extend(c.encode(3, &Tmsg::Open { fid: 1, mode: OREAD }));
         bytes.extend(c.encode(4, &Tmsg::Read { fid: 1, offset: 0, count: 8000 }));

@@ -35,9 +35,32 @@ impl Rng {
 }
 
 const NAMES: &[&[u8]] = &[
-    b"claude", b"projects", b"-home-demo-src-9agents", b"active", b"48213", b"chat", b"00000000-user",
-    b"agents", b"zmx", b"status", b"transcript", b"..", b".", b"", b"a/b", b"a\0b", b".credentials.json",
-    b"passwd.jsonl", b"home", b"README", b"pid", b"hermes", b".env", b"skills", b"omp", b"codex",
+    b"claude",
+    b"projects",
+    b"-home-demo-src-9agents",
+    b"active",
+    b"48213",
+    b"chat",
+    b"00000000-user",
+    b"agents",
+    b"zmx",
+    b"status",
+    b"transcript",
+    b"..",
+    b".",
+    b"",
+    b"a/b",
+    b"a\0b",
+    b".credentials.json",
+    b"passwd.jsonl",
+    b"home",
+    b"README",
+    b"pid",
+    b"hermes",
+    b".env",
+    b"skills",
+    b"omp",
+    b"codex",
 ];
 
 fn string(out: &mut Vec<u8>, s: &[u8]) {

@@ -29,7 +29,10 @@ fn py9p_available() -> bool {
             Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
             Err(e) => format!("{}: {e}", python()),
         };
-        assert!(std::env::var_os("CI").is_none(), "CI is set but py9p cannot be imported ({why}); .ci/run should have run `pip install p9fs`");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but py9p cannot be imported ({why}); .ci/run should have run `pip install p9fs`"
+        );
         // Straight to fd 2, past the test harness's capture, so a passing
         // run still says it skipped.
         let line = format!("interop: skipped: pip install p9fs (py9p cannot be imported: {})\n", why.trim());

@@ -50,7 +50,12 @@ fn demo_then_ls_l_claude_projects_shows_the_demo_sessions_and_no_credentials() {
         for never in NEVER {
             assert!(!text.contains(never), "ls -l /claude/projects/{p} shows {never}:\n{text}");
         }
-        sessions.extend(text.lines().filter_map(|l| l.split_whitespace().last()).filter(|n| n.ends_with(".jsonl")).map(String::from));
+        sessions.extend(
+            text.lines()
+                .filter_map(|l| l.split_whitespace().last())
+                .filter(|n| n.ends_with(".jsonl"))
+                .map(String::from),
+        );
     }
     sessions.sort();
     let expected: Vec<String> = PROJECTS
@@ -180,7 +185,8 @@ fn the_demo_shows_no_agent_of_the_machine_it_runs_on() {
     let mut c = Conn::unix(&s.post_path("agents"));
     c.handshake(Dialect::P2000);
     let pid = agent.0.id().to_string();
-    let shown: Vec<String> = c.try_list("/active/claude", 1, 4096).unwrap_or_default().into_iter().map(|e| e.name).collect();
+    let shown: Vec<String> =
+        c.try_list("/active/claude", 1, 4096).unwrap_or_default().into_iter().map(|e| e.name).collect();
     assert!(!shown.contains(&pid), "the demo's /active/claude lists this machine's process {pid}: {shown:?}");
     assert_eq!(shown, vec!["48213".to_string()], "the demo's /active/claude lists only its own fake agent");
 }

@@ -189,7 +189,18 @@ fn a_crawl_of_the_whole_tree_never_reads_below_an_excluded_directory() {
 fn the_rules_ignore_case_and_spare_their_cousins() {
     let s = Scratch::new();
     let hidden = ["AUTH", "Token.log", "x-CREDENTIALS", "ClientSecret", "PROD.ENV", "Server.PEM", "API.KEY", "ID_RSA"];
-    let shown = ["env", "environment", "key.txt", "pem", "ssh", "config.json", "settings", "models.db", "my_id_rsa_notes", "id_card"];
+    let shown = [
+        "env",
+        "environment",
+        "key.txt",
+        "pem",
+        "ssh",
+        "config.json",
+        "settings",
+        "models.db",
+        "my_id_rsa_notes",
+        "id_card",
+    ];
     for name in hidden.iter().chain(&shown) {
         s.home_file(&format!(".hermes/case/{name}"), name.as_bytes());
     }
@@ -233,7 +244,14 @@ fn furnish_links(s: &Scratch) -> Vec<String> {
     let out_file = s.outside_file("leak/leak.txt", SECRET);
     let out_dir = out_file.parent().unwrap().to_path_buf();
     let mut dirs = Vec::new();
-    for (served, home) in [("/claude/projects", ".claude/projects"), ("/codex/sessions", ".codex/sessions"), ("/omp", ".omp/agent"), ("/hermes", ".hermes"), ("/dsh", ".dsh"), ("/skills/claude", ".claude/skills")] {
+    for (served, home) in [
+        ("/claude/projects", ".claude/projects"),
+        ("/codex/sessions", ".codex/sessions"),
+        ("/omp", ".omp/agent"),
+        ("/hermes", ".hermes"),
+        ("/dsh", ".dsh"),
+        ("/skills/claude", ".claude/skills"),
+    ] {
         for depth in 1..=3 {
             let rel = format!("{home}/{}", chain(depth));
             s.home_file(&format!("{rel}real.txt"), b"real\n");
@@ -258,7 +276,10 @@ fn a_symlink_of_any_kind_at_any_depth_is_absent_from_the_listing() {
     let mut c = d.session(Dialect::P2000);
     for dir in dirs {
         let listed = names(&c.list(&dir, 1, 4096));
-        assert!(listed.contains(&"real.txt".to_string()) && listed.contains(&"real-dir".to_string()), "{dir}: {listed:?}");
+        assert!(
+            listed.contains(&"real.txt".to_string()) && listed.contains(&"real-dir".to_string()),
+            "{dir}: {listed:?}"
+        );
         for link in LINKS {
             assert!(!listed.contains(&link.to_string()), "{dir}/{link} listed: {listed:?}");
         }

@@ -50,7 +50,10 @@ fn serve(s: &std::sync::Arc<Scratch>) -> Daemon {
 /// Everything mirrored from `s`'s home, except the /skills union (the same
 /// files again).
 fn crawl_mirrors(c: &mut Conn, s: &Scratch) -> Vec<Crawled> {
-    c.crawl("/").into_iter().filter(|x| disk_path(&s.home, &x.path).is_some() && !x.path.starts_with("/skills/")).collect()
+    c.crawl("/")
+        .into_iter()
+        .filter(|x| disk_path(&s.home, &x.path).is_some() && !x.path.starts_with("/skills/"))
+        .collect()
 }
 
 #[test]
@@ -61,7 +64,8 @@ fn the_listing_the_walk_and_the_stat_report_one_qid_and_one_stat() {
         let mut c = d.session(dialect);
         // Every mirrored entry, the /skills union's included (the facts
         // move with the clock, so they are not the subject here).
-        let crawled: Vec<Crawled> = c.crawl("/").into_iter().filter(|x| disk_path(&s.home, &x.path).is_some()).collect();
+        let crawled: Vec<Crawled> =
+            c.crawl("/").into_iter().filter(|x| disk_path(&s.home, &x.path).is_some()).collect();
         assert!(crawled.len() > 30, "{crawled:#?}");
         for x in crawled {
             let qids = c.walk_path(&x.path, 1).qids();
@@ -96,7 +100,12 @@ fn qid_paths_are_one_per_file_on_disk_and_never_a_skeleton_nodes() {
         let disk = disk_path(&s.home, &x.path).unwrap_or_else(|| panic!("{} is not below a mount", x.path));
         let m = fs::metadata(&disk).unwrap();
         let inode = (m.dev(), m.ino());
-        assert_eq!(*by_inode.entry(inode).or_insert(x.entry.qid.path), x.entry.qid.path, "{}: one file, two qid paths", x.path);
+        assert_eq!(
+            *by_inode.entry(inode).or_insert(x.entry.qid.path),
+            x.entry.qid.path,
+            "{}: one file, two qid paths",
+            x.path
+        );
         assert_eq!(*by_path.entry(x.entry.qid.path).or_insert(inode), inode, "{}: two files, one qid path", x.path);
         assert_eq!(x.entry.qid.path >> 63, 0, "{}: a disk file's qid path has bit 63 clear", x.path);
     }
@@ -104,7 +113,8 @@ fn qid_paths_are_one_per_file_on_disk_and_never_a_skeleton_nodes() {
     let soul = mirrored.iter().find(|x| x.path == "/hermes/SOUL.md").unwrap().entry.qid;
     let again = mirrored.iter().find(|x| x.path == "/hermes/memories/soul-again.md").unwrap().entry.qid;
     assert_eq!(soul, again, "a hard link is the same file");
-    let skeleton: Vec<u64> = c.crawl("/").iter().filter(|x| disk_path(&s.home, &x.path).is_none()).map(|x| x.entry.qid.path).collect();
+    let skeleton: Vec<u64> =
+        c.crawl("/").iter().filter(|x| disk_path(&s.home, &x.path).is_none()).map(|x| x.entry.qid.path).collect();
     assert!(skeleton.len() >= 6, "{skeleton:?}");
     for p in skeleton {
         assert!(!by_path.contains_key(&p), "a skeleton node shares qid path {p:#x} with a file");
@@ -156,7 +166,13 @@ fn the_mounts_stat_under_their_tree_names() {
     let s = world();
     let d = serve(&s);
     let mut c = d.session(Dialect::P2000);
-    for (path, name) in [("/claude/history", "history"), ("/codex/session-index", "session-index"), ("/omp", "omp"), ("/skills/omp", "omp"), ("/claude/skills", "skills")] {
+    for (path, name) in [
+        ("/claude/history", "history"),
+        ("/codex/session-index", "session-index"),
+        ("/omp", "omp"),
+        ("/skills/omp", "omp"),
+        ("/claude/skills", "skills"),
+    ] {
         c.walk_path(path, 1).qids();
         assert_eq!(c.stat_ok(1).name, name, "{path}");
         c.clunk_ok(1);
@@ -250,7 +266,9 @@ fn a_wstat_of_a_mirrored_file_is_refused_and_changes_nothing() {
     let mut c = d.session(Dialect::P2000);
     c.walk_path(FILE, 1).qids();
     let st = c.stat_ok(1);
-    for (name, mode, length) in [(&b"renamed.md"[..], st.mode, st.length), (b"SOUL.md", 0o777, st.length), (b"SOUL.md", st.mode, 0)] {
+    for (name, mode, length) in
+        [(&b"renamed.md"[..], st.mode, st.length), (b"SOUL.md", 0o777, st.length), (b"SOUL.md", st.mode, 0)]
+    {
         let stat = Stat {
             ty: 0,
             dev: 0,

@@ -110,7 +110,11 @@ fn a_listing_is_a_snapshot_taken_at_open() {
     let data = c.read_ok(1, 0, 4096);
     let more = c.read_ok(1, data.len() as u64, 4096);
     assert!(more.is_empty());
-    assert_eq!(names(&entries_of(&data, Dialect::P2000)), ["a.log"], "an open listing does not change under its reader");
+    assert_eq!(
+        names(&entries_of(&data, Dialect::P2000)),
+        ["a.log"],
+        "an open listing does not change under its reader"
+    );
     assert_eq!(names(&c.list("/hermes/logs", 2, 4096)), ["a.log", "b.log"]);
 }
 

@@ -55,7 +55,8 @@ fn a_flushed_walk_binds_its_newfid_exactly_when_its_rwalk_was_sent() {
     let mut answered = 0;
     for round in 0..ROUNDS {
         let delay = (round % 2 == 1).then_some(&mut other);
-        let reply = flushed(&mut c, &Tmsg::Walk { fid: ROOT, newfid: 5, names: WalkNames::new(&names).unwrap() }, delay);
+        let reply =
+            flushed(&mut c, &Tmsg::Walk { fid: ROOT, newfid: 5, names: WalkNames::new(&names).unwrap() }, delay);
         match reply {
             Some(r) => {
                 assert_eq!(r.qids().len(), names.len());

@@ -53,7 +53,11 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     let (a, b) = (cpath(a), cpath(b));
     // SAFETY: renameat2(2) on two NUL-terminated paths we own.
     let rc = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// A thread that swaps `victim` for a symlink to `outside` until stopped,
@@ -274,7 +278,10 @@ fn a_directory_swapped_for_a_symlink_after_its_open_lists_and_reads_only_what_wa
     c.open_path("/hermes/logs/app.log", 2);
     swap_for_link(&logs, &outside);
     let listed = entries_of(&c.read_ok(1, 0, 4096), Dialect::P2000);
-    assert_eq!(listed.iter().map(|e| (e.name.as_str(), e.length)).collect::<Vec<_>>(), [("app.log", INSIDE.len() as u64)]);
+    assert_eq!(
+        listed.iter().map(|e| (e.name.as_str(), e.length)).collect::<Vec<_>>(),
+        [("app.log", INSIDE.len() as u64)]
+    );
     let data = c.read_all(2);
     assert!(!contains(&data, &marker));
     assert_eq!(data, INSIDE);

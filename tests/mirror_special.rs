@@ -114,7 +114,10 @@ fn a_unix_socket_in_a_root_is_listed_and_stated_but_never_connected_to() {
     assert_eq!(c.stat_ok(2), *entry);
     c.open(2, OREAD).assert_error(NOT_REGULAR);
     let accepted = listener.accept();
-    assert!(accepted.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock), "the daemon connected: {accepted:?}");
+    assert!(
+        accepted.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the daemon connected: {accepted:?}"
+    );
 }
 
 #[test]
@@ -123,7 +126,8 @@ fn a_crawl_of_a_root_with_a_fifo_finishes_and_reads_every_regular_file() {
     let d = Daemon::start_in(&s, &[]);
     let mut c = d.session(Dialect::P2000);
     let crawled = c.crawl("/hermes");
-    let got: Vec<(String, Result<Vec<u8>, String>)> = crawled.into_iter().filter(|x| x.entry.mode & DMDIR == 0).map(|x| (x.path, x.data)).collect();
+    let got: Vec<(String, Result<Vec<u8>, String>)> =
+        crawled.into_iter().filter(|x| x.entry.mode & DMDIR == 0).map(|x| (x.path, x.data)).collect();
     let refused = Err(NOT_REGULAR.to_string());
     assert_eq!(
         got,
@@ -158,7 +162,10 @@ fn character_devices_in_a_root_are_listed_and_stated_but_never_read() {
     // /dev/zero would answer a read forever; /dev/tty's open can make a
     // controlling terminal or fail oddly.
     if !home_char_device(&s, ".hermes/dev/zero", 1, 5) || !home_char_device(&s, ".hermes/dev/tty", 5, 0) {
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), b"mirror_special: devices skipped: mknod needs CAP_MKNOD\n");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"mirror_special: devices skipped: mknod needs CAP_MKNOD\n",
+        );
         return;
     }
     let d = Daemon::start_in(&s, &[]);

@@ -120,7 +120,8 @@ fn claude_serves_only_projects_history_and_skills() {
     s.home_file(".claude/projects/p/s.jsonl", b"{}\n");
     s.home_file(".claude/history.jsonl", b"{}\n");
     s.home_file(".claude/skills/x/SKILL.md", b"# x\n");
-    for other in ["sessions/48213.json", "statsig/statsig.stable_id.1", "todos/t.json", "ide/1.lock", "new-thing-2027"] {
+    for other in ["sessions/48213.json", "statsig/statsig.stable_id.1", "todos/t.json", "ide/1.lock", "new-thing-2027"]
+    {
         s.home_file(&format!(".claude/{other}"), b"not served\n");
     }
     let d = Daemon::start_in(&s, &[]);
@@ -404,7 +405,8 @@ fn names_with_spaces_and_utf8_list_walk_and_read() {
     let d = Daemon::start_in(&s, &[]);
     let mut c = d.session(Dialect::P2000);
     let listed = names(&c.list("/hermes/names", 1, 8000));
-    let mut expected = vec![" leading and trailing ", "-starts-with-dash", "café ☕.jsonl", "my notes.md", &long_name, "日本語"];
+    let mut expected =
+        vec![" leading and trailing ", "-starts-with-dash", "café ☕.jsonl", "my notes.md", &long_name, "日本語"];
     expected.sort();
     assert_eq!(listed, expected);
     for (i, f) in files.iter().enumerate() {

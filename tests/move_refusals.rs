@@ -83,8 +83,20 @@ fn an_illegal_name_is_refused_and_the_agent_untouched() {
     let d = w.daemon(&[]);
     let mut c = d.session(Dialect::P2000);
     let long = "a".repeat(65);
-    let bad: [&[u8]; 12] =
-        [b"", b"\n", b"mine\n\n", b"a b", b"a/b", b".", b"..", b"x\0y", b"caf\xc3\xa9", b"$(reboot)", b"mine\r\n", long.as_bytes()];
+    let bad: [&[u8]; 12] = [
+        b"",
+        b"\n",
+        b"mine\n\n",
+        b"a b",
+        b"a/b",
+        b".",
+        b"..",
+        b"x\0y",
+        b"caf\xc3\xa9",
+        b"$(reboot)",
+        b"mine\r\n",
+        long.as_bytes(),
+    ];
     open_zmx(&mut c, "claude", &agent, 1);
     for data in bad {
         let r = c.rpc(&Tmsg::Write { fid: 1, offset: 0, data });

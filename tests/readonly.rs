@@ -93,7 +93,13 @@ fn tcreate_in_nine_p_2000_u_is_refused_with_the_read_only_text() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000u);
     c.walk_ok(ROOT, 1, &[]);
-    let r = c.rpc(&Tmsg::Create { fid: 1, name: b"link", perm: proto::DMSYMLINK | 0o777, mode: OREAD, extension: b"/etc/passwd" });
+    let r = c.rpc(&Tmsg::Create {
+        fid: 1,
+        name: b"link",
+        perm: proto::DMSYMLINK | 0o777,
+        mode: OREAD,
+        extension: b"/etc/passwd",
+    });
     let (text, errno) = r.expect_error();
     assert_eq!((text.as_str(), errno), (READ_ONLY, libc::EPERM as u32));
 }

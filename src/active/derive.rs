@@ -165,7 +165,14 @@ pub fn resolve(ctx: &Ctx, found: &Found, facts: &Facts, needs: &mut Vec<Want>) -
 
 /// A resolved transcript is believed when its head's cwd (where it
 /// records one) is the process's.
-fn believed(h: Harness, found: &Found, rel: &[u8], cwd: Option<&[u8]>, facts: &Facts, needs: &mut Vec<Want>) -> Option<bool> {
+fn believed(
+    h: Harness,
+    found: &Found,
+    rel: &[u8],
+    cwd: Option<&[u8]>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<bool> {
     let head_bytes = facts.bytes_upto(Root::Harness(found.harness), rel, HEAD_BYTES_MAX, needs)?;
     let recorded = head::read_head(h, head_bytes, None).and_then(|hd| hd.cwd);
     Some(!matches!(head::check_cwd(recorded.as_deref(), cwd), head::CwdCheck::Mismatch))
@@ -217,7 +224,13 @@ fn fd_targets(pid: u32, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Vec<
     (!waiting).then_some(targets)
 }
 
-fn route_fd(ctx: &Ctx, h: Harness, found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+fn route_fd(
+    ctx: &Ctx,
+    h: Harness,
+    found: &Found,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
     let Some(root) = ctx.real_bases[found.harness as usize].as_deref() else { return Some(None) };
     let targets = fd_targets(found.pid, facts, needs)?;
     let refs: Vec<&[u8]> = targets.iter().map(Vec::as_slice).collect();
@@ -248,7 +261,12 @@ fn route_fd(ctx: &Ctx, h: Harness, found: &Found, facts: &Facts, needs: &mut Vec
     Some(hit.filter(|(_, rel)| paths::safe_rel(rel)))
 }
 
-fn route_omp_dir(ctx: &Ctx, cwd: Option<&[u8]>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+fn route_omp_dir(
+    ctx: &Ctx,
+    cwd: Option<&[u8]>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
     let Some(cwd) = cwd else { return Some(None) };
     let root = Root::Harness(harness_index(Harness::Omp));
     for store in omp::store_dirs(cwd, &ctx.home, &ctx.tmp) {
@@ -315,14 +333,21 @@ fn route_codex_lock(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Opti
 /// The fields of one agent, derived now: a field absent from the map is
 /// not served. `None` while facts are missing; `Some(None)` when the
 /// process is no longer the agent (gone, or its pid reused).
-pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<BTreeMap<Field, Vec<u8>>>> {
+pub fn fields(
+    agent: &Found,
+    session: Option<&Session>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Option<BTreeMap<Field, Vec<u8>>>> {
     let stat = facts.bytes_upto(Root::Proc, &pid_rel(agent.pid, "stat"), STAT_BYTES_MAX, needs);
     let btime = facts.bytes_upto(Root::Proc, b"stat", STAT_BYTES_MAX, needs);
     let cwd = facts.link(Root::Proc, &pid_rel(agent.pid, "cwd"), needs);
     let environ = facts.bytes(Root::Proc, &pid_rel(agent.pid, "environ"), needs);
     let h = harness_of(agent.harness);
     let registry = match h {
-        Harness::Claude => facts.bytes(Root::Harness(agent.harness), format!("sessions/{}.json", agent.pid).as_bytes(), needs),
+        Harness::Claude => {
+            facts.bytes(Root::Harness(agent.harness), format!("sessions/{}.json", agent.pid).as_bytes(), needs)
+        }
         _ => Some(&[][..]),
     };
     let transcript = session.and_then(|s| s.transcript.as_deref());
@@ -362,9 +387,13 @@ pub fn fields(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &m
     }
     out.insert(Field::Cwd, cwd.map_or_else(Vec::new, line));
     out.insert(Field::Zmx, proc::env_value(environ, b"ZMX_SESSION").map_or_else(Vec::new, line));
-    out.insert(Field::Session, session.map_or_else(Vec::new, |s| if s.id.is_empty() { Vec::new() } else { line(&s.id) }));
+    out.insert(
+        Field::Session,
+        session.map_or_else(Vec::new, |s| if s.id.is_empty() { Vec::new() } else { line(&s.id) }),
+    );
     out.insert(Field::Via, line(session.map_or("none", |s| s.via).as_bytes()));
-    let reg = claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
+    let reg =
+        claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
     // Only a file longer than its head has a tail the head did not read.
     let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
     let hd = head::read_head(h, head_bytes, tail).unwrap_or_default();
@@ -408,8 +437,15 @@ pub fn subagent_rel(main: &[u8], name: &[u8]) -> Option<Vec<u8>> {
 /// The names of a claude session's subagents (`agent-<name>.jsonl`), sorted.
 /// Older Claude Code kept them beside the sessions, not attributable to
 /// one; those are not listed.
-pub fn subagents(found: &Found, session: Option<&Session>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Vec<u8>>> {
-    let Some(dir) = session.and_then(|s| s.transcript.as_deref()).and_then(subagents_dir) else { return Some(Vec::new()) };
+pub fn subagents(
+    found: &Found,
+    session: Option<&Session>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Vec<Vec<u8>>> {
+    let Some(dir) = session.and_then(|s| s.transcript.as_deref()).and_then(subagents_dir) else {
+        return Some(Vec::new());
+    };
     let names = facts.names(Root::Harness(found.harness), &dir, needs)?;
     let mut out: Vec<Vec<u8>> = names
         .iter()
@@ -422,8 +458,16 @@ pub fn subagents(found: &Found, session: Option<&Session>, facts: &Facts, needs:
 }
 
 /// A subagent's model, from its transcript's head and tail.
-pub fn subagent_model(found: &Found, session: Option<&Session>, name: &[u8], facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<Vec<u8>>> {
-    let Some(rel) = session.and_then(|s| s.transcript.as_deref()).and_then(|m| subagent_rel(m, name)) else { return Some(None) };
+pub fn subagent_model(
+    found: &Found,
+    session: Option<&Session>,
+    name: &[u8],
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Option<Vec<u8>>> {
+    let Some(rel) = session.and_then(|s| s.transcript.as_deref()).and_then(|m| subagent_rel(m, name)) else {
+        return Some(None);
+    };
     let root = Root::Harness(found.harness);
     let head_bytes = facts.bytes_upto(root, &rel, HEAD_BYTES_MAX, needs);
     let tail_bytes = facts.tail(root, &rel, TAIL_BYTES_MAX, needs);

@@ -38,8 +38,8 @@
 //! reach outside the root.
 
 pub mod claude;
-pub mod derive;
 pub mod codex;
+pub mod derive;
 pub mod dsh;
 pub mod head;
 pub mod omp;

@@ -16,7 +16,7 @@
 //! as its conversation, and the 1.0.x inline sidechains of a main session
 //! do not interleave with it).
 
-use super::conv::{self, Call, Conv, Pending, PartKeys};
+use super::conv::{self, Call, Conv, PartKeys, Pending};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
 use super::walk::{Node, Rec, Schema, Val, LEAF};
 use super::Kind;

@@ -153,7 +153,11 @@ fn item_line(rec: &Rec, item: usize, time: u32, store: &mut Store, conv: &mut Co
         }
         // Snapshots, encrypted compactions and request settings: nothing
         // anyone said.
-        b"ghost_snapshot" | b"compaction" | b"context_compaction" | b"compaction_trigger" | b"configuration_update"
+        b"ghost_snapshot"
+        | b"compaction"
+        | b"context_compaction"
+        | b"compaction_trigger"
+        | b"configuration_update"
         | b"additional_tools" => Ok(()),
         b"function_call" => {
             let c = call(rec.child(item, NAME), rec.child(item, ARGUMENTS), rec.word(item, NAME));

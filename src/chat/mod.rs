@@ -131,15 +131,8 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, for looking one up by its label.
-    pub const ALL: [Kind; 7] = [
-        Kind::User,
-        Kind::Assistant,
-        Kind::Thinking,
-        Kind::ToolCall,
-        Kind::ToolResult,
-        Kind::System,
-        Kind::Agent,
-    ];
+    pub const ALL: [Kind; 7] =
+        [Kind::User, Kind::Assistant, Kind::Thinking, Kind::ToolCall, Kind::ToolResult, Kind::System, Kind::Agent];
 
     /// The kind as a name says it.
     pub fn label(self) -> &'static str {

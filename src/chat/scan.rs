@@ -268,7 +268,14 @@ pub(crate) struct After {
 /// registers are better spent on the blocks that have neither. Returns the
 /// carries after the block; `None` when the visitor stopped.
 #[inline(always)]
-fn block_with_events<V: Visit>(events: u64, m: Masks, mut k: After, bytes: &[u8], base: usize, v: &mut V) -> Option<After> {
+fn block_with_events<V: Visit>(
+    events: u64,
+    m: Masks,
+    mut k: After,
+    bytes: &[u8],
+    base: usize,
+    v: &mut V,
+) -> Option<After> {
     let fix = if m.other == 0 { Fixups::default() } else { fixups(m.other, bytes, base, &mut k.low_half) };
     k.line_done = events_in_order(events, &m, &fix, bytes, base, k.saved, v)?;
     k.saved += u64::from(m.simple.count_ones()) + fix.sum(!0);
@@ -693,13 +700,7 @@ mod x86 {
         let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
         let any = |bytes: &[u8]| bytes.iter().fold(_mm_setzero_si128(), |m, &b| _mm_or_si128(m, is(b)));
         let mask = |m: __m128i| _mm_movemask_epi8(m) as u32;
-        [
-            mask(is(b'"')),
-            mask(is(b'\\')),
-            mask(is(b'\n')),
-            mask(any(b"{}[]:,")),
-            mask(any(b"\"\\/bfnrt")),
-        ]
+        [mask(is(b'"')), mask(is(b'\\')), mask(is(b'\n')), mask(any(b"{}[]:,")), mask(any(b"\"\\/bfnrt"))]
     }
 }
 

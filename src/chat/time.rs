@@ -28,11 +28,8 @@ fn digits(b: &[u8]) -> Option<i64> {
 /// Seconds east of UTC the rest of a timestamp says (after the seconds
 /// and any fraction): `Z`, nothing, or `±hh:mm`.
 fn offset(rest: &[u8]) -> Option<i64> {
-    let frac = if rest.first() == Some(&b'.') {
-        1 + rest[1..].iter().take_while(|c| c.is_ascii_digit()).count()
-    } else {
-        0
-    };
+    let frac =
+        if rest.first() == Some(&b'.') { 1 + rest[1..].iter().take_while(|c| c.is_ascii_digit()).count() } else { 0 };
     match &rest[frac..] {
         [] | [b'Z' | b'z'] => Some(0),
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {

@@ -261,7 +261,8 @@ impl Walker {
         // Length and first byte rule out most keys; the rest are short
         // enough that a byte loop beats a call to memcmp.
         let first = key.first().copied();
-        let same = |k: &[u8]| k.len() == key.len() && k.first().copied() == first && k.iter().zip(key).all(|(a, b)| a == b);
+        let same =
+            |k: &[u8]| k.len() == key.len() && k.first().copied() == first && k.iter().zip(key).all(|(a, b)| a == b);
         if let Some(i) = node.keys.iter().position(|(k, _)| same(k)) {
             let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
             if f.seen & bit == 0 {

@@ -34,12 +34,7 @@ impl Addr {
     /// Parse a dial string. Errors are `InvalidInput` and say which form
     /// was expected.
     pub fn parse(s: &str) -> io::Result<Addr> {
-        let bad = |why: &str| {
-            Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("bad address {s:?}: {why}"),
-            ))
-        };
+        let bad = |why: &str| Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad address {s:?}: {why}")));
         let Some((net, rest)) = s.split_once('!') else {
             if s.is_empty() || s.contains('/') {
                 return bad("a posted name is one path element; use unix!PATH for a socket path");
@@ -57,10 +52,7 @@ impl Addr {
                 if host.is_empty() {
                     return bad("tcp! needs a host");
                 }
-                Ok(Addr::Tcp {
-                    host: host.to_owned(),
-                    port,
-                })
+                Ok(Addr::Tcp { host: host.to_owned(), port })
             }
             _ => bad("expected unix!PATH, tcp!HOST!PORT or a posted name"),
         }
@@ -74,8 +66,7 @@ impl Addr {
             Addr::Posted(name) => {
                 let path = crate::post::post_path(name)?;
                 let conn = UnixStream::connect(&path);
-                conn.map(Conn::Unix)
-                    .map_err(|e| io::Error::new(e.kind(), format!("dial {}: {e}", path.display())))
+                conn.map(Conn::Unix).map_err(|e| io::Error::new(e.kind(), format!("dial {}: {e}", path.display())))
             }
             Addr::Unix(path) => UnixStream::connect(path).map(Conn::Unix).map_err(context),
             Addr::Tcp { host, port } => {
@@ -110,10 +101,7 @@ mod tests {
 
     #[test]
     fn a_bare_name_is_a_posted_service() {
-        assert_eq!(
-            Addr::parse("agents").unwrap(),
-            Addr::Posted("agents".into())
-        );
+        assert_eq!(Addr::parse("agents").unwrap(), Addr::Posted("agents".into()));
     }
 
     #[test]
@@ -126,19 +114,13 @@ mod tests {
 
     #[test]
     fn tcp_bang_host_bang_port() {
-        let want = Addr::Tcp {
-            host: "127.0.0.1".into(),
-            port: 5640,
-        };
+        let want = Addr::Tcp { host: "127.0.0.1".into(), port: 5640 };
         assert_eq!(Addr::parse("tcp!127.0.0.1!5640").unwrap(), want);
     }
 
     #[test]
     fn tcp_without_a_port_and_the_9fs_service_mean_564() {
-        let want = Addr::Tcp {
-            host: "localhost".into(),
-            port: 564,
-        };
+        let want = Addr::Tcp { host: "localhost".into(), port: 564 };
         assert_eq!(Addr::parse("tcp!localhost").unwrap(), want);
         assert_eq!(Addr::parse("tcp!localhost!9fs").unwrap(), want);
         assert_eq!(Addr::parse("net!localhost!564").unwrap(), want);
@@ -146,31 +128,13 @@ mod tests {
 
     #[test]
     fn ipv6_hosts_keep_their_colons() {
-        assert_eq!(
-            Addr::parse("tcp!::1!564").unwrap(),
-            Addr::Tcp {
-                host: "::1".into(),
-                port: 564
-            }
-        );
+        assert_eq!(Addr::parse("tcp!::1!564").unwrap(), Addr::Tcp { host: "::1".into(), port: 564 });
     }
 
     #[test]
     fn malformed_addresses_are_refused_as_invalid_input() {
-        for bad in [
-            "",
-            "a/b",
-            "unix!",
-            "tcp!!564",
-            "tcp!host!http",
-            "tcp!host!70000",
-            "udp!host!564",
-        ] {
-            assert_eq!(
-                Addr::parse(bad).unwrap_err().kind(),
-                io::ErrorKind::InvalidInput,
-                "{bad:?}"
-            );
+        for bad in ["", "a/b", "unix!", "tcp!!564", "tcp!host!http", "tcp!host!70000", "udp!host!564"] {
+            assert_eq!(Addr::parse(bad).unwrap_err().kind(), io::ErrorKind::InvalidInput, "{bad:?}");
         }
     }
 

@@ -78,9 +78,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
     let name = args.next().ok_or("no subcommand")?;
     let mut rest = pico_args::Arguments::from_vec(args.collect());
     let command = match name.to_str() {
-        Some("ls") => Command::Ls {
-            long: rest.contains("-l"),
-        },
+        Some("ls") => Command::Ls { long: rest.contains("-l") },
         Some("cat") => Command::Cat,
         Some("stat") => Command::Stat,
         Some("write") => Command::Write,
@@ -94,22 +92,15 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         return Err(format!("unknown option {flag:?}"));
     }
     let path = match <[OsString; 1]>::try_from(left) {
-        Ok([path]) => path
-            .into_string()
-            .map_err(|p| format!("PATH {p:?} is not UTF-8"))?,
+        Ok([path]) => path.into_string().map_err(|p| format!("PATH {p:?} is not UTF-8"))?,
         Err(left) if left.is_empty() => return Err("missing PATH".into()),
         Err(left) => return Err(format!("one PATH at a time, not {}", left.len())),
     };
-    Ok(Invocation {
-        command,
-        addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()),
-        path,
-    })
+    Ok(Invocation { command, addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()), path })
 }
 
 fn execute(invocation: &Invocation) -> Result<(), Failure> {
-    let mut client =
-        Client::dial(&invocation.addr).map_err(|e| Failure::At(invocation.addr.clone(), e))?;
+    let mut client = Client::dial(&invocation.addr).map_err(|e| Failure::At(invocation.addr.clone(), e))?;
     let path = invocation.path.as_str();
     let fid = client.walk(path).map_err(at(path))?;
     let result = match invocation.command {
@@ -136,10 +127,7 @@ fn ls(client: &mut Client, fid: u32, long: bool, path: &str) -> Result<(), Failu
     };
     let text = match long {
         true => format::long_listing(&entries, unix_now(), &Zone::local()),
-        false => entries
-            .iter()
-            .map(|e| format!("{}\n", quote(&e.name)))
-            .collect(),
+        false => entries.iter().map(|e| format!("{}\n", quote(&e.name))).collect(),
     };
     print(text.as_bytes())
 }
@@ -179,10 +167,7 @@ fn write(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
         let took = client.write(fid, offset, &buf[..n]).map_err(at(path))?;
         if took < n {
             let why = format!("short write: the server took {took} of {n} bytes");
-            return Err(Failure::At(
-                path.into(),
-                io::Error::new(io::ErrorKind::WriteZero, why),
-            ));
+            return Err(Failure::At(path.into(), io::Error::new(io::ErrorKind::WriteZero, why)));
         }
         offset += n as u64;
     }
@@ -204,10 +189,7 @@ fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 fn print(bytes: &[u8]) -> Result<(), Failure> {
     let mut stdout = io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .map_err(stdout_failed)
+    stdout.write_all(bytes).and_then(|()| stdout.flush()).map_err(stdout_failed)
 }
 
 fn at(path: &str) -> impl Fn(io::Error) -> Failure + '_ {
@@ -222,9 +204,7 @@ fn stdout_failed(e: io::Error) -> Failure {
 }
 
 fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 #[cfg(test)]
@@ -237,27 +217,15 @@ mod tests {
 
     #[test]
     fn ls_takes_a_long_flag_an_address_and_a_path_in_any_order() {
-        let want = Invocation {
-            command: Command::Ls { long: true },
-            addr: "tcp!h!564".into(),
-            path: "/claude".into(),
-        };
+        let want = Invocation { command: Command::Ls { long: true }, addr: "tcp!h!564".into(), path: "/claude".into() };
         assert_eq!(parse(args("ls -l -a tcp!h!564 /claude")), Ok(want));
-        let want = Invocation {
-            command: Command::Ls { long: true },
-            addr: "tcp!h!564".into(),
-            path: "/claude".into(),
-        };
+        let want = Invocation { command: Command::Ls { long: true }, addr: "tcp!h!564".into(), path: "/claude".into() };
         assert_eq!(parse(args("ls /claude -a tcp!h!564 -l")), Ok(want));
     }
 
     #[test]
     fn the_address_defaults_to_the_posted_name_agents() {
-        let want = Invocation {
-            command: Command::Cat,
-            addr: "agents".into(),
-            path: "/README".into(),
-        };
+        let want = Invocation { command: Command::Cat, addr: "agents".into(), path: "/README".into() };
         assert_eq!(parse(args("cat /README")), Ok(want));
     }
 
@@ -270,18 +238,9 @@ mod tests {
     #[test]
     fn usage_errors_name_what_is_wrong() {
         assert_eq!(parse(args("cat")), Err("missing PATH".into()));
-        assert_eq!(
-            parse(args("stat -l /")),
-            Err("unknown option \"-l\"".into())
-        );
-        assert_eq!(
-            parse(args("ls /a /b")),
-            Err("one PATH at a time, not 2".into())
-        );
-        assert_eq!(
-            parse(args("frob /")),
-            Err("unknown subcommand \"frob\"".into())
-        );
+        assert_eq!(parse(args("stat -l /")), Err("unknown option \"-l\"".into()));
+        assert_eq!(parse(args("ls /a /b")), Err("one PATH at a time, not 2".into()));
+        assert_eq!(parse(args("frob /")), Err("unknown subcommand \"frob\"".into()));
         assert!(parse(args("ls -a")).is_err());
         assert_eq!(parse(vec![]), Err("no subcommand".into()));
     }
@@ -291,10 +250,7 @@ mod tests {
         let mut input: &[u8] = b"0123456789";
         let mut buf = [0u8; 4];
         assert_eq!(fill(&mut input, &mut buf).unwrap(), 4);
-        assert_eq!(
-            fill(&mut io::Read::chain(&b"ab"[..], &b"c"[..]), &mut buf).unwrap(),
-            3
-        );
+        assert_eq!(fill(&mut io::Read::chain(&b"ab"[..], &b"c"[..]), &mut buf).unwrap(), 3);
         assert_eq!(&buf[..3], b"abc");
     }
 }

@@ -22,9 +22,7 @@ const RECENT_FUTURE_SECS: i64 = 86_400;
 /// The device type character: what a Plan 9 kernel shows for any file
 /// reached through a mount (`#M`), which is how a user reaches ours.
 const MOUNT_TYPE_CHAR: char = 'M';
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /// A mode as `%M` prints it: the file's kind, `l` for exclusive use, and
 /// three `rwx` triples (plan9port's `dirmodefmt`, .u's special files
@@ -39,10 +37,7 @@ pub(crate) fn mode_string(mode: u32) -> String {
         (proto::DMSOCKET, 'S'),
         (proto::DMNAMEDPIPE, 'P'),
     ];
-    let kind = kinds
-        .iter()
-        .find(|(bit, _)| mode & bit != 0)
-        .map_or('-', |&(_, c)| c);
+    let kind = kinds.iter().find(|(bit, _)| mode & bit != 0).map_or('-', |&(_, c)| c);
     let mut s = String::with_capacity(11);
     s.push(kind);
     s.push(if mode & proto::DMEXCL != 0 { 'l' } else { '-' });
@@ -120,10 +115,7 @@ pub(crate) fn stat_fields(s: &OwnedStat, dialect: Dialect) -> String {
     field("qid.path", &format_args!("{:#018x}", s.qid.path));
     field("qid.version", &s.qid.version);
     field("qid.type", &format_args!("{:#04x}", s.qid.ty));
-    field(
-        "mode",
-        &format_args!("0{:o} {}", s.mode, mode_string(s.mode)),
-    );
+    field("mode", &format_args!("0{:o} {}", s.mode, mode_string(s.mode)));
     field("atime", &s.atime);
     field("mtime", &s.mtime);
     field("length", &s.length);
@@ -151,11 +143,7 @@ mod tests {
         OwnedStat {
             ty: 0,
             dev: 0,
-            qid: Qid {
-                ty: (mode >> 24) as u8,
-                version: 3,
-                path: 0x2a,
-            },
+            qid: Qid { ty: (mode >> 24) as u8, version: 3, path: 0x2a },
             mode,
             atime: mtime as u32,
             mtime: mtime as u32,
@@ -175,10 +163,7 @@ mod tests {
     fn modes_print_as_plan9_prints_them() {
         assert_eq!(mode_string(DMDIR | 0o555), "d-r-xr-xr-x");
         assert_eq!(mode_string(0o444), "--r--r--r--");
-        assert_eq!(
-            mode_string(proto::DMAPPEND | proto::DMEXCL | 0o620),
-            "alrw--w----"
-        );
+        assert_eq!(mode_string(proto::DMAPPEND | proto::DMEXCL | 0o620), "alrw--w----");
         assert_eq!(mode_string(proto::DMSYMLINK | 0o777), "L-rwxrwxrwx");
     }
 
@@ -212,11 +197,7 @@ mod tests {
     fn columns_line_up_across_entries() {
         let mut long_uid = entry("history", 0o444, 123_456, 1_000_000_000);
         long_uid.uid = "someone".into();
-        let listing = long_listing(
-            &[entry("README", 0o444, 7, NOW), long_uid],
-            NOW,
-            &Zone::utc(),
-        );
+        let listing = long_listing(&[entry("README", 0o444, 7, NOW), long_uid], NOW, &Zone::utc());
         let want = "\
 --r--r--r-- M 0 ava     agents      7 Nov 29 19:52 README
 --r--r--r-- M 0 someone agents 123456 Sep  9  2001 history
@@ -237,14 +218,8 @@ mod tests {
     fn stat_prints_every_field_and_the_u_fields_only_in_u() {
         let st = entry("claude", DMDIR | 0o555, 0, NOW);
         let plain = stat_fields(&st, Dialect::P2000);
-        assert!(
-            plain.contains("mode        020000000555 d-r-xr-xr-x\n"),
-            "{plain}"
-        );
-        assert!(
-            plain.contains("qid.path    0x000000000000002a\n"),
-            "{plain}"
-        );
+        assert!(plain.contains("mode        020000000555 d-r-xr-xr-x\n"), "{plain}");
+        assert!(plain.contains("qid.path    0x000000000000002a\n"), "{plain}");
         assert!(plain.contains("qid.type    0x80\n"), "{plain}");
         assert!(!plain.contains("n_uid"), "{plain}");
         let u = stat_fields(&st, Dialect::P2000u);

@@ -89,12 +89,7 @@ impl Zone {
             true => None,
             false => read_tzif(&format!("{ZONEINFO_DIR}/{tz}")),
         };
-        named.or_else(|| {
-            Some(Zone {
-                rule: Some(parse_rule(tz)?),
-                ..Zone::utc()
-            })
-        })
+        named.or_else(|| Some(Zone { rule: Some(parse_rule(tz)?), ..Zone::utc() }))
     }
 
     /// Seconds east of UTC at instant `t`.
@@ -105,11 +100,7 @@ impl Zone {
         }
         // RFC 8536: before the first transition, local time type 0 applies.
         let i = self.transitions.partition_point(|&x| x <= t);
-        let kind = if i == 0 {
-            0
-        } else {
-            self.kinds[i - 1] as usize
-        };
+        let kind = if i == 0 { 0 } else { self.kinds[i - 1] as usize };
         self.offsets.get(kind).copied().unwrap_or(0)
     }
 }
@@ -145,17 +136,11 @@ impl Date {
                 jan1 + n as i64 - 1 + leap_skip
             }
             Date::Julian0(n) => jan1 + n as i64,
-            Date::MonthWeekDay {
-                month,
-                week,
-                weekday,
-            } => {
+            Date::MonthWeekDay { month, week, weekday } => {
                 let first = days_from_civil(year, month, 1);
-                let month_len =
-                    days_from_civil(year + (month == 12) as i64, month % 12 + 1, 1) - first;
+                let month_len = days_from_civil(year + (month == 12) as i64, month % 12 + 1, 1) - first;
                 let first_weekday = (first + 4).rem_euclid(7); // 1970-01-01 was a Thursday
-                let mut day =
-                    (weekday as i64 - first_weekday).rem_euclid(7) + 7 * (week as i64 - 1);
+                let mut day = (weekday as i64 - first_weekday).rem_euclid(7) + 7 * (week as i64 - 1);
                 while day >= month_len {
                     day -= 7;
                 }
@@ -185,27 +170,18 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let days = days + 719_468;
     let era = days.div_euclid(146_097);
     let day_of_era = days - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let march_based_month = (5 * day_of_year + 2) / 153;
     let day = (day_of_year - (153 * march_based_month + 2) / 5 + 1) as u32;
-    let month = if march_based_month < 10 {
-        march_based_month + 3
-    } else {
-        march_based_month - 9
-    } as u32;
+    let month = if march_based_month < 10 { march_based_month + 3 } else { march_based_month - 9 } as u32;
     let year = year_of_era + era * 400 + (month <= 2) as i64;
     (year, month, day)
 }
 
 fn read_tzif(path: &str) -> Option<Zone> {
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(TZIF_BYTES_MAX)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    std::fs::File::open(path).ok()?.take(TZIF_BYTES_MAX).read_to_end(&mut bytes).ok()?;
     parse_tzif(&bytes)
 }
 
@@ -224,8 +200,7 @@ impl Counts {
         if b.len() < TZIF_HEADER_LEN || &b[..4] != b"TZif" {
             return None;
         }
-        let count =
-            |i: usize| u32::from_be_bytes(b[20 + 4 * i..24 + 4 * i].try_into().unwrap()) as usize;
+        let count = |i: usize| u32::from_be_bytes(b[20 + 4 * i..24 + 4 * i].try_into().unwrap()) as usize;
         let counts = Counts {
             isut: count(0),
             isstd: count(1),
@@ -240,12 +215,7 @@ impl Counts {
     /// The bytes of the data block after the header, for `time_len`-byte
     /// times (4 in the v1 block, 8 in the v2+ block).
     fn data_len(&self, time_len: usize) -> usize {
-        self.time * (time_len + 1)
-            + self.types * 6
-            + self.chars
-            + self.leap * (time_len + 4)
-            + self.isstd
-            + self.isut
+        self.time * (time_len + 1) + self.types * 6 + self.chars + self.leap * (time_len + 4) + self.isstd + self.isut
     }
 }
 
@@ -260,12 +230,8 @@ fn parse_tzif(b: &[u8]) -> Option<Zone> {
     let (_, v2) = Counts::parse(b)?;
     let mut zone = parse_block(&b[TZIF_HEADER_LEN..], &v2, 8)?;
     let footer = b.get(TZIF_HEADER_LEN + v2.data_len(8)..)?;
-    let rule = footer
-        .strip_prefix(b"\n")
-        .and_then(|f| f.split(|&c| c == b'\n').next());
-    zone.rule = rule
-        .and_then(|r| std::str::from_utf8(r).ok())
-        .and_then(parse_rule);
+    let rule = footer.strip_prefix(b"\n").and_then(|f| f.split(|&c| c == b'\n').next());
+    zone.rule = rule.and_then(|r| std::str::from_utf8(r).ok()).and_then(parse_rule);
     Some(zone)
 }
 
@@ -285,25 +251,15 @@ fn parse_block(b: &[u8], counts: &Counts, time_len: usize) -> Option<Zone> {
     if kinds.iter().any(|&k| k as usize >= counts.types) {
         return None;
     }
-    let offsets = rest[..counts.types * 6]
-        .chunks(6)
-        .map(|ty| i32::from_be_bytes(ty[..4].try_into().unwrap()))
-        .collect();
-    Some(Zone {
-        transitions,
-        kinds: kinds.to_vec(),
-        offsets,
-        rule: None,
-    })
+    let offsets =
+        rest[..counts.types * 6].chunks(6).map(|ty| i32::from_be_bytes(ty[..4].try_into().unwrap())).collect();
+    Some(Zone { transitions, kinds: kinds.to_vec(), offsets, rule: None })
 }
 
 /// A POSIX TZ rule (`std offset [dst [offset] [,start[/time],end[/time]]]`,
 /// with RFC 8536's extension of hours past 24 and negative times).
 fn parse_rule(s: &str) -> Option<Rule> {
-    let mut p = RuleParser {
-        s: s.as_bytes(),
-        at: 0,
-    };
+    let mut p = RuleParser { s: s.as_bytes(), at: 0 };
     p.name()?;
     let std = -p.offset()?;
     if p.done() {
@@ -315,20 +271,14 @@ fn parse_rule(s: &str) -> Option<Rule> {
         false => -p.offset()?,
     };
     if p.done() {
-        p = RuleParser {
-            s: DEFAULT_DST_DATES.as_bytes(),
-            at: 0,
-        };
+        p = RuleParser { s: DEFAULT_DST_DATES.as_bytes(), at: 0 };
     } else {
         p.eat(b',')?;
     }
     let start = p.date_time()?;
     p.eat(b',')?;
     let end = p.date_time()?;
-    p.done().then_some(Rule {
-        std,
-        dst: Some(Dst { offset, start, end }),
-    })
+    p.done().then_some(Rule { std, dst: Some(Dst { offset, start, end }) })
 }
 
 struct RuleParser<'a> {
@@ -370,10 +320,7 @@ impl RuleParser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit()) && self.at - start < 4 {
             self.at += 1;
         }
-        std::str::from_utf8(&self.s[start..self.at])
-            .ok()?
-            .parse()
-            .ok()
+        std::str::from_utf8(&self.s[start..self.at]).ok()?.parse().ok()
     }
 
     /// `[+-]hh[:mm[:ss]]` in seconds, signed as written (a zone offset is
@@ -399,24 +346,15 @@ impl RuleParser<'_> {
     /// A date and its optional `/time` (default 02:00).
     fn date_time(&mut self) -> Option<(Date, i64)> {
         let date = if self.eat(b'J').is_some() {
-            Date::Julian1(
-                u16::try_from(self.number()?)
-                    .ok()
-                    .filter(|n| (1..=365).contains(n))?,
-            )
+            Date::Julian1(u16::try_from(self.number()?).ok().filter(|n| (1..=365).contains(n))?)
         } else if self.eat(b'M').is_some() {
             let month = self.number()?;
             self.eat(b'.')?;
             let week = self.number()?;
             self.eat(b'.')?;
             let weekday = self.number()?;
-            let valid =
-                (1..=12).contains(&month) && (1..=5).contains(&week) && (0..=6).contains(&weekday);
-            valid.then_some(Date::MonthWeekDay {
-                month: month as u32,
-                week: week as u32,
-                weekday: weekday as u32,
-            })?
+            let valid = (1..=12).contains(&month) && (1..=5).contains(&week) && (0..=6).contains(&weekday);
+            valid.then_some(Date::MonthWeekDay { month: month as u32, week: week as u32, weekday: weekday as u32 })?
         } else {
             Date::Julian0(u16::try_from(self.number()?).ok().filter(|n| *n <= 365)?)
         };
@@ -438,10 +376,7 @@ mod tests {
     }
 
     fn rule_zone(rule: &str) -> Zone {
-        Zone {
-            rule: Some(parse_rule(rule).unwrap()),
-            ..Zone::utc()
-        }
+        Zone { rule: Some(parse_rule(rule).unwrap()), ..Zone::utc() }
     }
 
     #[test]
@@ -496,25 +431,14 @@ mod tests {
 
     #[test]
     fn malformed_rules_are_refused() {
-        for bad in [
-            "",
-            "5",
-            "CET",
-            "CET-1CEST,M3.5",
-            "CET-1CEST,M13.1.0,M10.5.0",
-            "CET-1 trailing",
-        ] {
+        for bad in ["", "5", "CET", "CET-1CEST,M3.5", "CET-1CEST,M13.1.0,M10.5.0", "CET-1 trailing"] {
             assert_eq!(parse_rule(bad), None, "{bad:?}");
         }
     }
 
     #[test]
     fn tzif_transitions_answer_the_past_and_the_footer_rule_the_rest() {
-        let file = tzif_v2(
-            &[(utc(2000, 1, 1, 0, 0), 1)],
-            &[0, 3600],
-            "CET-1CEST,M3.5.0,M10.5.0/3",
-        );
+        let file = tzif_v2(&[(utc(2000, 1, 1, 0, 0), 1)], &[0, 3600], "CET-1CEST,M3.5.0,M10.5.0/3");
         let zone = parse_tzif(&file).unwrap();
         assert_eq!(zone.offset_at(utc(1999, 6, 1, 0, 0)), 0);
         assert_eq!(zone.offset_at(utc(2024, 7, 1, 0, 0)), 7200);
@@ -540,13 +464,9 @@ mod tests {
         let mut file = header(0, 1);
         file.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0]);
         file.extend(header(transitions.len(), offsets.len()));
-        transitions
-            .iter()
-            .for_each(|(t, _)| file.extend_from_slice(&t.to_be_bytes()));
+        transitions.iter().for_each(|(t, _)| file.extend_from_slice(&t.to_be_bytes()));
         transitions.iter().for_each(|(_, k)| file.push(*k));
-        offsets
-            .iter()
-            .for_each(|o| file.extend(o.to_be_bytes().into_iter().chain([0, 0])));
+        offsets.iter().for_each(|o| file.extend(o.to_be_bytes().into_iter().chain([0, 0])));
         file.push(0);
         file.extend(format!("\n{footer}\n").bytes());
         file

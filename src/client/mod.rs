@@ -35,9 +35,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 
-use crate::proto::{
-    self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames, IOHDRSZ, MAXWELEM, NOFID, NONUNAME, NOTAG,
-};
+use crate::proto::{self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames, IOHDRSZ, MAXWELEM, NOFID, NONUNAME, NOTAG};
 
 pub use addr::Addr;
 pub use cli::run;
@@ -70,9 +68,7 @@ impl Default for Config {
     /// 9P2000.u, `MSIZE_ASK`, uname from `$USER` (then `$LOGNAME`, then
     /// `none`), the default tree.
     fn default() -> Config {
-        let user = ["USER", "LOGNAME"]
-            .iter()
-            .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()));
+        let user = ["USER", "LOGNAME"].iter().find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()));
         Config {
             dialect: Dialect::P2000u,
             msize: MSIZE_ASK,
@@ -212,8 +208,8 @@ impl Reply {
     }
 
     pub fn msg(&self) -> Rmsg<'_> {
-        let (_, msg) = proto::decode_r(&self.frame, self.dialect)
-            .expect("a Reply holds a frame that decoded on arrival");
+        let (_, msg) =
+            proto::decode_r(&self.frame, self.dialect).expect("a Reply holds a frame that decoded on arrival");
         msg
     }
 
@@ -247,9 +243,7 @@ impl Fids {
             return Ok(fid);
         }
         if self.next == NOFID {
-            return Err(io::Error::other(
-                "out of fids: every fid number but NOFID is in use",
-            ));
+            return Err(io::Error::other("out of fids: every fid number but NOFID is in use"));
         }
         self.next += 1;
         Ok(self.next - 1)
@@ -338,31 +332,15 @@ impl Client {
 
     fn version(&mut self, asked: Dialect) -> io::Result<()> {
         let msize = self.msize;
-        self.send_tagged(
-            NOTAG,
-            &Tmsg::Version {
-                msize,
-                version: asked.version().as_bytes(),
-            },
-        )?;
+        self.send_tagged(NOTAG, &Tmsg::Version { msize, version: asked.version().as_bytes() })?;
         let (got_msize, got) = match self.answer(NOTAG)? {
             Rmsg::Version { msize, version } => {
-                let spoken = [asked, Dialect::P2000]
-                    .into_iter()
-                    .find(|d| d.version().as_bytes() == version);
-                (
-                    msize,
-                    spoken.ok_or_else(|| String::from_utf8_lossy(version).into_owned()),
-                )
+                let spoken = [asked, Dialect::P2000].into_iter().find(|d| d.version().as_bytes() == version);
+                (msize, spoken.ok_or_else(|| String::from_utf8_lossy(version).into_owned()))
             }
             other => return Err(unexpected("Rversion", &other)),
         };
-        self.dialect = got.map_err(|v| {
-            invalid(format!(
-                "server answered version {v:?} to {:?}",
-                asked.version()
-            ))
-        })?;
+        self.dialect = got.map_err(|v| invalid(format!("server answered version {v:?} to {:?}", asked.version())))?;
         if !(MSIZE_MIN..=msize).contains(&got_msize) {
             return Err(invalid(format!(
                 "server answered msize {got_msize} (asked {msize}, least usable {MSIZE_MIN})"
@@ -378,13 +356,7 @@ impl Client {
             Dialect::P2000 => NONUNAME,
             Dialect::P2000u => rustix::process::getuid().as_raw(),
         };
-        let msg = Tmsg::Attach {
-            fid,
-            afid: NOFID,
-            uname: uname.as_bytes(),
-            aname: aname.as_bytes(),
-            n_uname,
-        };
+        let msg = Tmsg::Attach { fid, afid: NOFID, uname: uname.as_bytes(), aname: aname.as_bytes(), n_uname };
         match self.call(&msg)? {
             Rmsg::Attach { .. } => {}
             other => return Err(unexpected("Rattach", &other)),
@@ -404,10 +376,7 @@ impl Client {
     /// is the error, as in `call`.
     pub fn rpc(&mut self, msg: &Tmsg<'_>) -> io::Result<Reply> {
         self.call(msg)?;
-        Ok(Reply {
-            frame: std::mem::take(&mut self.frame),
-            dialect: self.dialect,
-        })
+        Ok(Reply { frame: std::mem::take(&mut self.frame), dialect: self.dialect })
     }
 
     /// Send one request without waiting, on a fresh tag, and return that
@@ -424,21 +393,14 @@ impl Client {
     pub fn recv(&mut self) -> io::Result<Reply> {
         self.read_frame()?;
         self.decode()?;
-        Ok(Reply {
-            frame: std::mem::take(&mut self.frame),
-            dialect: self.dialect,
-        })
+        Ok(Reply { frame: std::mem::take(&mut self.frame), dialect: self.dialect })
     }
 
     fn send_tagged(&mut self, tag: u16, msg: &Tmsg<'_>) -> io::Result<()> {
         self.out.clear();
         proto::encode_t(&mut self.out, tag, msg, self.dialect);
         if self.out.len() > self.msize as usize {
-            let why = format!(
-                "request of {} bytes exceeds msize {}",
-                self.out.len(),
-                self.msize
-            );
+            let why = format!("request of {} bytes exceeds msize {}", self.out.len(), self.msize);
             return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
         }
         self.conn.get_mut().write_all(&self.out)
@@ -449,9 +411,7 @@ impl Client {
         self.read_frame()?;
         let dialect = self.dialect;
         match self.decode()? {
-            (got, _) if got != tag => {
-                Err(invalid(format!("reply on tag {got}, expected tag {tag}")))
-            }
+            (got, _) if got != tag => Err(invalid(format!("reply on tag {got}, expected tag {tag}"))),
             (_, Rmsg::Error { ename, errno }) => Err(server_error(ename, errno, dialect)),
             (_, reply) => Ok(reply),
         }
@@ -469,9 +429,7 @@ impl Client {
         };
         self.frame.clear();
         self.frame.extend_from_slice(&size_field);
-        (&mut self.conn)
-            .take(size as u64 - 4)
-            .read_to_end(&mut self.frame)?;
+        (&mut self.conn).take(size as u64 - 4).read_to_end(&mut self.frame)?;
         if self.frame.len() != size {
             return Err(hung_up(io::ErrorKind::UnexpectedEof.into()));
         }
@@ -479,8 +437,7 @@ impl Client {
     }
 
     fn decode(&self) -> io::Result<(u16, Rmsg<'_>)> {
-        proto::decode_r(&self.frame, self.dialect)
-            .map_err(|e| invalid(format!("undecodable reply: {:?}", e.kind)))
+        proto::decode_r(&self.frame, self.dialect).map_err(|e| invalid(format!("undecodable reply: {:?}", e.kind)))
     }
 }
 
@@ -508,11 +465,7 @@ impl Client {
 
     /// Walk from `fid` to `path`, as `walk` does from the root.
     pub fn walk_from(&mut self, fid: u32, path: &str) -> io::Result<u32> {
-        let names: Vec<&[u8]> = path
-            .split('/')
-            .filter(|n| !n.is_empty() && *n != ".")
-            .map(str::as_bytes)
-            .collect();
+        let names: Vec<&[u8]> = path.split('/').filter(|n| !n.is_empty() && *n != ".").map(str::as_bytes).collect();
         let newfid = self.fids.take()?;
         let mut chunks = names.chunks(MAXWELEM);
         if let Err(e) = self.walk_once(fid, newfid, chunks.next().unwrap_or(&[])) {
@@ -532,26 +485,16 @@ impl Client {
     /// server does not say (walk(5)); it is reported as Plan 9 does.
     fn walk_once(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> io::Result<()> {
         let wnames = WalkNames::new(names).expect("walk_from chunks names to MAXWELEM");
-        let walked = match self.call(&Tmsg::Walk {
-            fid,
-            newfid,
-            names: wnames,
-        })? {
+        let walked = match self.call(&Tmsg::Walk { fid, newfid, names: wnames })? {
             Rmsg::Walk { qids } => qids.len(),
             other => return Err(unexpected("Rwalk", &other)),
         };
         match walked.cmp(&names.len()) {
             std::cmp::Ordering::Equal => Ok(()),
-            std::cmp::Ordering::Greater => Err(invalid(format!(
-                "Rwalk of {walked} qids for {} names",
-                names.len()
-            ))),
+            std::cmp::Ordering::Greater => Err(invalid(format!("Rwalk of {walked} qids for {} names", names.len()))),
             std::cmp::Ordering::Less => {
                 let name = String::from_utf8_lossy(names[walked]);
-                Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("'{name}' file does not exist"),
-                ))
+                Err(io::Error::new(io::ErrorKind::NotFound, format!("'{name}' file does not exist")))
             }
         }
     }
@@ -568,19 +511,12 @@ impl Client {
     /// copied into `buf`: the count, 0 at the end.
     pub fn read_at(&mut self, fid: u32, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let count = buf.len().min(self.io_max() as usize);
-        let data = match self.call(&Tmsg::Read {
-            fid,
-            offset,
-            count: count as u32,
-        })? {
+        let data = match self.call(&Tmsg::Read { fid, offset, count: count as u32 })? {
             Rmsg::Read { data } => data,
             other => return Err(unexpected("Rread", &other)),
         };
         if data.len() > count {
-            return Err(invalid(format!(
-                "Rread of {} bytes for a count of {count}",
-                data.len()
-            )));
+            return Err(invalid(format!("Rread of {} bytes for a count of {count}", data.len())));
         }
         buf[..data.len()].copy_from_slice(data);
         Ok(data.len())
@@ -630,11 +566,7 @@ impl Client {
     /// count the server took, which may be short, as with write(2).
     pub fn write(&mut self, fid: u32, offset: u64, data: &[u8]) -> io::Result<usize> {
         let sent = data.len().min(self.io_max() as usize);
-        let count = match self.call(&Tmsg::Write {
-            fid,
-            offset,
-            data: &data[..sent],
-        })? {
+        let count = match self.call(&Tmsg::Write { fid, offset, data: &data[..sent] })? {
             Rmsg::Write { count } => count as usize,
             other => return Err(unexpected("Rwrite", &other)),
         };
@@ -657,11 +589,7 @@ impl Client {
     }
 }
 
-fn decode_entries(
-    mut data: &[u8],
-    dialect: Dialect,
-    entries: &mut Vec<OwnedStat>,
-) -> io::Result<()> {
+fn decode_entries(mut data: &[u8], dialect: Dialect, entries: &mut Vec<OwnedStat>) -> io::Result<()> {
     while !data.is_empty() {
         let (stat, used) = proto::decode_stat(data, dialect)
             .map_err(|e| invalid(format!("undecodable directory entry: {:?}", e.kind)))?;
@@ -676,18 +604,11 @@ fn server_error(ename: &[u8], errno: u32, dialect: Dialect) -> io::Error {
         Dialect::P2000u if errno != 0 => Some(errno),
         _ => None,
     };
-    ServerError {
-        text: String::from_utf8_lossy(ename).into_owned(),
-        errno,
-    }
-    .into_io()
+    ServerError { text: String::from_utf8_lossy(ename).into_owned(), errno }.into_io()
 }
 
 fn invalid(why: String) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("9P protocol error: {why}"),
-    )
+    io::Error::new(io::ErrorKind::InvalidData, format!("9P protocol error: {why}"))
 }
 
 fn hung_up(e: io::Error) -> io::Error {

@@ -38,9 +38,7 @@ fn summary(msg: &Tmsg<'_>) -> String {
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     match msg {
         Tmsg::Version { msize, version } => format!("Tversion {msize} {}", text(version)),
-        Tmsg::Attach {
-            fid, uname, aname, ..
-        } => format!("Tattach {fid} {} '{}'", text(uname), text(aname)),
+        Tmsg::Attach { fid, uname, aname, .. } => format!("Tattach {fid} {} '{}'", text(uname), text(aname)),
         Tmsg::Walk { fid, newfid, names } => {
             let names: Vec<String> = names.as_slice().iter().map(|n| text(n)).collect();
             format!("Twalk {fid} {newfid} {}", names.join("/"))
@@ -57,17 +55,8 @@ fn summary(msg: &Tmsg<'_>) -> String {
 /// A script's answers to the handshake: version `version` at msize 8192.
 fn greet(msg: &Tmsg<'_>, version: &'static [u8]) -> Option<Rmsg<'static>> {
     match msg {
-        Tmsg::Version { .. } => Some(Rmsg::Version {
-            msize: 8192,
-            version,
-        }),
-        Tmsg::Attach { .. } => Some(Rmsg::Attach {
-            qid: Qid {
-                ty: QTDIR,
-                version: 0,
-                path: 1,
-            },
-        }),
+        Tmsg::Version { .. } => Some(Rmsg::Version { msize: 8192, version }),
+        Tmsg::Attach { .. } => Some(Rmsg::Attach { qid: Qid { ty: QTDIR, version: 0, path: 1 } }),
         Tmsg::Clunk { .. } => Some(Rmsg::Clunk),
         _ => None,
     }
@@ -75,33 +64,20 @@ fn greet(msg: &Tmsg<'_>, version: &'static [u8]) -> Option<Rmsg<'static>> {
 
 /// A walk that succeeds whole.
 fn walked(msg: &Tmsg<'_>) -> Rmsg<'static> {
-    let Tmsg::Walk { names, .. } = msg else {
-        panic!("not a walk: {msg:?}")
-    };
+    let Tmsg::Walk { names, .. } = msg else { panic!("not a walk: {msg:?}") };
     let qids = vec![Qid::default(); names.len()];
-    Rmsg::Walk {
-        qids: WalkQids::new(&qids).unwrap(),
-    }
+    Rmsg::Walk { qids: WalkQids::new(&qids).unwrap() }
 }
 
 fn config(dialect: Dialect) -> Config {
-    Config {
-        dialect,
-        msize: MSIZE_ASK,
-        uname: "ava".into(),
-        aname: String::new(),
-    }
+    Config { dialect, msize: MSIZE_ASK, uname: "ava".into(), aname: String::new() }
 }
 
 fn stat_named(name: &'static str, mode: u32) -> Stat<'static> {
     Stat {
         ty: 0,
         dev: 0,
-        qid: Qid {
-            ty: (mode >> 24) as u8,
-            version: 0,
-            path: 9,
-        },
+        qid: Qid { ty: (mode >> 24) as u8, version: 0, path: 9 },
         mode,
         atime: 0,
         mtime: 0,
@@ -119,20 +95,11 @@ fn stat_named(name: &'static str, mode: u32) -> Stat<'static> {
 
 #[test]
 fn dial_asks_for_u_at_a_mib_and_takes_the_servers_msize() {
-    let (conn, server) = serve(
-        Dialect::P2000u,
-        Box::new(|m| greet(m, b"9P2000.u").unwrap()),
-    );
+    let (conn, server) = serve(Dialect::P2000u, Box::new(|m| greet(m, b"9P2000.u").unwrap()));
     let client = Client::handshake(conn, &config(Dialect::P2000u)).unwrap();
-    assert_eq!(
-        (client.dialect(), client.msize(), client.io_max()),
-        (Dialect::P2000u, 8192, 8192 - IOHDRSZ)
-    );
+    assert_eq!((client.dialect(), client.msize(), client.io_max()), (Dialect::P2000u, 8192, 8192 - IOHDRSZ));
     drop(client);
-    assert_eq!(
-        server.join().unwrap(),
-        ["Tversion 1048576 9P2000.u", "Tattach 0 ava ''"]
-    );
+    assert_eq!(server.join().unwrap(), ["Tversion 1048576 9P2000.u", "Tattach 0 ava ''"]);
 }
 
 #[test]
@@ -155,46 +122,25 @@ fn an_unknown_version_answer_fails_the_handshake() {
 
 #[test]
 fn a_server_error_keeps_its_exact_text_and_its_errno() {
-    let script = |m: &Tmsg<'_>| {
-        greet(m, b"9P2000.u").unwrap_or(Rmsg::Error {
-            ename: b"file does not exist",
-            errno: 2,
-        })
-    };
+    let script =
+        |m: &Tmsg<'_>| greet(m, b"9P2000.u").unwrap_or(Rmsg::Error { ename: b"file does not exist", errno: 2 });
     let (conn, server) = serve(Dialect::P2000u, Box::new(script));
     let mut client = Client::handshake(conn, &config(Dialect::P2000u)).unwrap();
     let err = client.walk("/nope").unwrap_err();
     assert_eq!(err.to_string(), "file does not exist");
     assert_eq!(err.kind(), io::ErrorKind::NotFound);
-    assert_eq!(
-        ServerError::of(&err),
-        Some(&ServerError {
-            text: "file does not exist".into(),
-            errno: Some(2)
-        })
-    );
+    assert_eq!(ServerError::of(&err), Some(&ServerError { text: "file does not exist".into(), errno: Some(2) }));
     drop(client);
     server.join().unwrap();
 }
 
 #[test]
 fn in_plain_9p2000_a_server_error_is_text_alone() {
-    let script = |m: &Tmsg<'_>| {
-        greet(m, b"9P2000").unwrap_or(Rmsg::Error {
-            ename: b"permission denied",
-            errno: 0,
-        })
-    };
+    let script = |m: &Tmsg<'_>| greet(m, b"9P2000").unwrap_or(Rmsg::Error { ename: b"permission denied", errno: 0 });
     let (conn, server) = serve(Dialect::P2000, Box::new(script));
     let mut client = Client::handshake(conn, &config(Dialect::P2000)).unwrap();
     let err = client.walk("/x").unwrap_err();
-    assert_eq!(
-        ServerError::of(&err),
-        Some(&ServerError {
-            text: "permission denied".into(),
-            errno: None
-        })
-    );
+    assert_eq!(ServerError::of(&err), Some(&ServerError { text: "permission denied".into(), errno: None }));
     drop(client);
     server.join().unwrap();
 }
@@ -214,18 +160,12 @@ fn a_walk_of_twenty_names_goes_out_as_sixteen_then_four() {
 
 #[test]
 fn a_short_walk_names_the_element_that_failed_and_frees_its_fid() {
-    let script = |m: &Tmsg<'_>| {
-        greet(m, b"9P2000.u").unwrap_or(Rmsg::Walk {
-            qids: WalkQids::new(&[Qid::default()]).unwrap(),
-        })
-    };
+    let script =
+        |m: &Tmsg<'_>| greet(m, b"9P2000.u").unwrap_or(Rmsg::Walk { qids: WalkQids::new(&[Qid::default()]).unwrap() });
     let (conn, server) = serve(Dialect::P2000u, Box::new(script));
     let mut client = Client::handshake(conn, &config(Dialect::P2000u)).unwrap();
     let err = client.walk("/a/b/c").unwrap_err();
-    assert_eq!(
-        (err.kind(), err.to_string()),
-        (io::ErrorKind::NotFound, "'b' file does not exist".into())
-    );
+    assert_eq!((err.kind(), err.to_string()), (io::ErrorKind::NotFound, "'b' file does not exist".into()));
     client.walk("/a").unwrap();
     drop(client);
     let log = server.join().unwrap();
@@ -240,10 +180,7 @@ fn the_root_and_dot_elements_walk_no_names() {
     client.walk("/").unwrap();
     client.walk("./claude//projects/").unwrap();
     drop(client);
-    assert_eq!(
-        server.join().unwrap()[2..],
-        ["Twalk 0 1 ", "Twalk 0 2 claude/projects"]
-    );
+    assert_eq!(server.join().unwrap()[2..], ["Twalk 0 1 ", "Twalk 0 2 claude/projects"]);
 }
 
 #[test]
@@ -251,17 +188,14 @@ fn read_dir_reads_to_the_end_and_decodes_every_entry() {
     let mut reads = 0;
     let script = move |m: &Tmsg<'_>| {
         greet(m, b"9P2000.u").unwrap_or_else(|| match m {
-            Tmsg::Open { .. } => Rmsg::Open {
-                qid: Qid::default(),
-                iounit: 0,
-            },
+            Tmsg::Open { .. } => Rmsg::Open { qid: Qid::default(), iounit: 0 },
             Tmsg::Read { .. } => {
                 reads += 1;
                 let mut data = Vec::new();
                 match reads {
-                    1 => ["claude", "codex"].iter().for_each(|n| {
-                        encode_stat(&mut data, &stat_named(n, DMDIR | 0o555), Dialect::P2000u)
-                    }),
+                    1 => ["claude", "codex"]
+                        .iter()
+                        .for_each(|n| encode_stat(&mut data, &stat_named(n, DMDIR | 0o555), Dialect::P2000u)),
                     2 => encode_stat(&mut data, &stat_named("README", 0o444), Dialect::P2000u),
                     _ => {}
                 }
@@ -289,10 +223,7 @@ fn read_dir_reads_to_the_end_and_decodes_every_entry() {
 #[test]
 fn clunk_frees_the_fid_even_when_the_server_refuses() {
     let script = |m: &Tmsg<'_>| match m {
-        Tmsg::Clunk { .. } => Rmsg::Error {
-            ename: b"unknown fid",
-            errno: 9,
-        },
+        Tmsg::Clunk { .. } => Rmsg::Error { ename: b"unknown fid", errno: 9 },
         _ => greet(m, b"9P2000.u").unwrap_or_else(|| walked(m)),
     };
     let (conn, server) = serve(Dialect::P2000u, Box::new(script));
@@ -307,13 +238,8 @@ fn clunk_frees_the_fid_even_when_the_server_refuses() {
 #[test]
 fn rpc_replies_outlive_the_next_call_and_recv_hands_back_rerror_as_a_reply() {
     let script = |m: &Tmsg<'_>| match m {
-        Tmsg::Stat { .. } => Rmsg::Stat {
-            stat: stat_named("README", 0o444),
-        },
-        Tmsg::Flush { .. } => Rmsg::Error {
-            ename: b"not now",
-            errno: 11,
-        },
+        Tmsg::Stat { .. } => Rmsg::Stat { stat: stat_named("README", 0o444) },
+        Tmsg::Flush { .. } => Rmsg::Error { ename: b"not now", errno: 11 },
         _ => greet(m, b"9P2000.u").unwrap(),
     };
     let (conn, server) = serve(Dialect::P2000u, Box::new(script));

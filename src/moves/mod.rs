@@ -83,6 +83,16 @@ mod tests {
     #[test]
     fn the_zmx_command_line_is_run_name_detached_then_the_resume() {
         let argv = zmx_argv(b"mine", vec![b"claude".to_vec(), b"--resume".to_vec(), b"s".to_vec()]);
-        assert_eq!(argv, vec![b"run".to_vec(), b"mine".to_vec(), b"-d".to_vec(), b"claude".to_vec(), b"--resume".to_vec(), b"s".to_vec()]);
+        assert_eq!(
+            argv,
+            vec![
+                b"run".to_vec(),
+                b"mine".to_vec(),
+                b"-d".to_vec(),
+                b"claude".to_vec(),
+                b"--resume".to_vec(),
+                b"s".to_vec()
+            ]
+        );
     }
 }

@@ -228,40 +228,110 @@ impl WalkQids {
 /// A request (T-message) body. The tag travels beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tmsg<'a> {
-    Version { msize: u32, version: &'a [u8] },
+    Version {
+        msize: u32,
+        version: &'a [u8],
+    },
     /// `n_uname` is 9P2000.u only (NONUNAME otherwise).
-    Auth { afid: u32, uname: &'a [u8], aname: &'a [u8], n_uname: u32 },
+    Auth {
+        afid: u32,
+        uname: &'a [u8],
+        aname: &'a [u8],
+        n_uname: u32,
+    },
     /// `n_uname` is 9P2000.u only (NONUNAME otherwise).
-    Attach { fid: u32, afid: u32, uname: &'a [u8], aname: &'a [u8], n_uname: u32 },
-    Flush { oldtag: u16 },
-    Walk { fid: u32, newfid: u32, names: WalkNames<'a> },
-    Open { fid: u32, mode: u8 },
+    Attach {
+        fid: u32,
+        afid: u32,
+        uname: &'a [u8],
+        aname: &'a [u8],
+        n_uname: u32,
+    },
+    Flush {
+        oldtag: u16,
+    },
+    Walk {
+        fid: u32,
+        newfid: u32,
+        names: WalkNames<'a>,
+    },
+    Open {
+        fid: u32,
+        mode: u8,
+    },
     /// `extension` is 9P2000.u only (empty otherwise).
-    Create { fid: u32, name: &'a [u8], perm: u32, mode: u8, extension: &'a [u8] },
-    Read { fid: u32, offset: u64, count: u32 },
-    Write { fid: u32, offset: u64, data: &'a [u8] },
-    Clunk { fid: u32 },
-    Remove { fid: u32 },
-    Stat { fid: u32 },
-    Wstat { fid: u32, stat: Stat<'a> },
+    Create {
+        fid: u32,
+        name: &'a [u8],
+        perm: u32,
+        mode: u8,
+        extension: &'a [u8],
+    },
+    Read {
+        fid: u32,
+        offset: u64,
+        count: u32,
+    },
+    Write {
+        fid: u32,
+        offset: u64,
+        data: &'a [u8],
+    },
+    Clunk {
+        fid: u32,
+    },
+    Remove {
+        fid: u32,
+    },
+    Stat {
+        fid: u32,
+    },
+    Wstat {
+        fid: u32,
+        stat: Stat<'a>,
+    },
 }
 
 /// A reply (R-message) body. The tag travels beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rmsg<'a> {
-    Version { msize: u32, version: &'a [u8] },
-    Auth { aqid: Qid },
-    Attach { qid: Qid },
+    Version {
+        msize: u32,
+        version: &'a [u8],
+    },
+    Auth {
+        aqid: Qid,
+    },
+    Attach {
+        qid: Qid,
+    },
     /// `errno` is 9P2000.u only (0 otherwise).
-    Error { ename: &'a [u8], errno: u32 },
+    Error {
+        ename: &'a [u8],
+        errno: u32,
+    },
     Flush,
-    Walk { qids: WalkQids },
-    Open { qid: Qid, iounit: u32 },
-    Create { qid: Qid, iounit: u32 },
-    Read { data: &'a [u8] },
-    Write { count: u32 },
+    Walk {
+        qids: WalkQids,
+    },
+    Open {
+        qid: Qid,
+        iounit: u32,
+    },
+    Create {
+        qid: Qid,
+        iounit: u32,
+    },
+    Read {
+        data: &'a [u8],
+    },
+    Write {
+        count: u32,
+    },
     Clunk,
     Remove,
-    Stat { stat: Stat<'a> },
+    Stat {
+        stat: Stat<'a>,
+    },
     Wstat,
 }

@@ -154,7 +154,7 @@ fn with_size(mut frame: Vec<u8>, size: usize) -> Vec<u8> {
 
 /// version(5): size[4] Tversion tag[2] msize[4] version[s], tag NOTAG.
 const TVERSION_8192: [u8; 19] = [
-    19, 0, 0, 0, // size
+    19, 0, 0, 0,   // size
     100, // Tversion
     0xff, 0xff, // tag NOTAG
     0x00, 0x20, 0, 0, // msize 8192
@@ -302,7 +302,7 @@ fn tcreate_in_9p2000_u_carries_an_extension_after_mode() {
         19, 0, 0, 0, 114, 8, 0, // size, Tcreate, tag 8
         1, 0, 0, 0, // fid 1
         1, 0, b'x', // name "x"
-        0xa4, 0x01, 0, 0, // perm 0644
+        0xa4, 0x01, 0, 0,      // perm 0644
         OWRITE, // mode
     ];
     let p2000u = [&with_size(p2000.to_vec(), 23)[..], &[2, 0, b'a', b'b']].concat(); // extension "ab"

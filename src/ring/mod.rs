@@ -113,7 +113,17 @@ impl<T: Copy> Ring<T> {
     pub fn submit(&mut self, token: T, sub: Sub) -> usize {
         let entry = self.ops.vacant_entry();
         let key = entry.key();
-        let mut op = Op { token, buf: Vec::new(), fd: None, path: None, statx: None, how: None, timespec: None, sockaddr: None, read_at: None };
+        let mut op = Op {
+            token,
+            buf: Vec::new(),
+            fd: None,
+            path: None,
+            statx: None,
+            how: None,
+            timespec: None,
+            sockaddr: None,
+            read_at: None,
+        };
         let sqe = prepare(&mut op, sub).user_data(key as u64);
         entry.insert(op);
         self.push(&sqe);
@@ -203,7 +213,11 @@ impl<T: Copy> Ring<T> {
         }
         while !self.ops.is_empty() {
             self.uring.submit_and_wait(1).or_else(|e| {
-                if e.raw_os_error() == Some(libc::EINTR) { Ok(0) } else { Err(e) }
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    Ok(0)
+                } else {
+                    Err(e)
+                }
             })?;
             let done: Vec<u64> = self.uring.completion().map(|c| c.user_data()).collect();
             for key in done {
@@ -242,10 +256,11 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
         Sub::Statx { dirfd, path, flags, mask } => {
             // SAFETY: statx is plain old data; all-zero is a valid value.
             let mut sx: Box<libc::statx> = Box::new(unsafe { std::mem::zeroed() });
-            let entry = opcode::Statx::new(types::Fd(dirfd), path.as_ptr(), &mut *sx as *mut libc::statx as *mut types::statx)
-                .flags(flags)
-                .mask(mask)
-                .build();
+            let entry =
+                opcode::Statx::new(types::Fd(dirfd), path.as_ptr(), &mut *sx as *mut libc::statx as *mut types::statx)
+                    .flags(flags)
+                    .mask(mask)
+                    .build();
             op.path = Some(path);
             op.statx = Some(sx);
             entry
@@ -283,7 +298,8 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
                 *d = *s as libc::c_char;
             }
             let len = (std::mem::size_of::<libc::sa_family_t>() + n + 1) as libc::socklen_t;
-            let entry = opcode::Connect::new(types::Fd(fd.as_raw_fd()), &*sa as *const _ as *const libc::sockaddr, len).build();
+            let entry =
+                opcode::Connect::new(types::Fd(fd.as_raw_fd()), &*sa as *const _ as *const libc::sockaddr, len).build();
             op.fd = Some(fd);
             op.sockaddr = Some(sa);
             entry

@@ -83,7 +83,8 @@ impl Server {
             a.chat = None;
             a.chat_error = None;
         }
-        let (Some(format), Some(backing)) = (self.tree.chat_format(slot, gen), self.transcript_backing(slot, gen)) else {
+        let (Some(format), Some(backing)) = (self.tree.chat_format(slot, gen), self.transcript_backing(slot, gen))
+        else {
             return self.chat_refreshed((slot, gen));
         };
         let refresh = Refresh {
@@ -285,7 +286,15 @@ impl Server {
     }
 
     /// A read of an open message: plan, read through the ring, render.
-    pub(super) fn park_chat_read(&mut self, idx: usize, tag: u16, entry: (usize, u32), id: u32, offset: u64, count: u32) {
+    pub(super) fn park_chat_read(
+        &mut self,
+        idx: usize,
+        tag: u16,
+        entry: (usize, u32),
+        id: u32,
+        offset: u64,
+        count: u32,
+    ) {
         let key = self.insert_parked(idx, tag, Job::ChatRead { entry, plan: None }, false);
         let Some(e) = self.tree.chats.get(entry.0, entry.1) else {
             return self.answer_and_reap(key, Err(Error::NotFound));
@@ -304,7 +313,8 @@ impl Server {
         req.in_flight += 1;
         let len = plan.file_len as u32;
         let buf = Vec::with_capacity(len as usize);
-        self.ring.submit(Token::ChatMsg(key, req.gen), Sub::Read { fd, owned: None, buf, len, offset: plan.file_offset });
+        self.ring
+            .submit(Token::ChatMsg(key, req.gen), Sub::Read { fd, owned: None, buf, len, offset: plan.file_offset });
     }
 
     pub(super) fn on_chat_msg(&mut self, key: usize, gen: u32, c: Completion<Token>) {
@@ -360,7 +370,9 @@ impl Server {
         let Some(e) = self.tree.chats.get(i, cgen) else { return Step::Answer(Err(Error::NotFound)) };
         let reply = match part {
             Part::ChatMsg(id) => match self.tree.chat_msg_qid(slot, gen, id) {
-                Some(qid) => super::job::Reply::Open { fid, qid, opened: super::conn::Opened::Chat { entry: (i, cgen), id } },
+                Some(qid) => {
+                    super::job::Reply::Open { fid, qid, opened: super::conn::Opened::Chat { entry: (i, cgen), id } }
+                }
                 None => return Step::Answer(Err(Error::NotFound)),
             },
             _ if e.index.full() => return Step::Answer(Err(Error::ChatTooLong)),
@@ -371,7 +383,10 @@ impl Server {
                         let info = e.index.info(id)?;
                         let qid = self.tree.chat_msg_qid(slot, gen, id as u32)?;
                         let attr = Attr::Text { len: info.size, version: qid.version, mtime: info.time };
-                        Some(super::conn::DirEntry { loc: Loc::Agent { slot, gen, part: Part::ChatMsg(id as u32) }, attr })
+                        Some(super::conn::DirEntry {
+                            loc: Loc::Agent { slot, gen, part: Part::ChatMsg(id as u32) },
+                            attr,
+                        })
                     })
                     .collect();
                 let qid = self.tree.skeleton_qid(&Loc::Agent { slot, gen, part: Part::Chat });

@@ -106,7 +106,9 @@ impl Server {
         needs: &mut Vec<Want>,
     ) -> Option<Result<Reply, Error>> {
         let loc = |part| Loc::Agent { slot, gen, part };
-        let name_of = |tree: &crate::tree::Tree, i: u32| tree.agents.get(slot, gen).and_then(|a| a.subagents.get(i as usize).cloned());
+        let name_of = |tree: &crate::tree::Tree, i: u32| {
+            tree.agents.get(slot, gen).and_then(|a| a.subagents.get(i as usize).cloned())
+        };
         Some(match purpose {
             SubPurpose::ListAgents { fid } => {
                 let names = derive::subagents(found, session, &g.facts, needs)?;
@@ -144,7 +146,9 @@ impl Server {
                 };
                 let text = line(&model);
                 match purpose {
-                    SubPurpose::StatModel(_) => Ok(Reply::Stat { loc: loc(Part::SubModel(i)), attr: self.text_attr(&text) }),
+                    SubPurpose::StatModel(_) => {
+                        Ok(Reply::Stat { loc: loc(Part::SubModel(i)), attr: self.text_attr(&text) })
+                    }
                     _ => {
                         let SubPurpose::OpenModel { fid, .. } = purpose else { unreachable!() };
                         let qid = self.text_qid(slot, gen, Part::SubModel(i), &text);
@@ -236,10 +240,14 @@ impl Server {
             Purpose::List { fid } => {
                 let mut entries: Vec<DirEntry> = fields
                     .iter()
-                    .map(|(f, text)| DirEntry { loc: Loc::Agent { slot, gen, part: Part::Field(*f) }, attr: text_attr(text) })
+                    .map(|(f, text)| DirEntry {
+                        loc: Loc::Agent { slot, gen, part: Part::Field(*f) },
+                        attr: text_attr(text),
+                    })
                     .collect();
                 if let Some(m) = transcript {
-                    entries.push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Transcript }, attr: Attr::Disk(m) });
+                    entries
+                        .push(DirEntry { loc: Loc::Agent { slot, gen, part: Part::Transcript }, attr: Attr::Disk(m) });
                 }
                 // chat/ reads the transcript: listed only when it is there;
                 // agents/ is a claude session's, beside it.

@@ -32,11 +32,28 @@ pub enum After {
     /// The request waits on the disk: park it with this job.
     Park(u16, Box<Job>),
     /// A read of an open file on disk: park it on one pread.
-    ParkRead { tag: u16, fid: u32, file: Rc<OwnedFd>, offset: u64, count: u32 },
+    ParkRead {
+        tag: u16,
+        fid: u32,
+        file: Rc<OwnedFd>,
+        offset: u64,
+        count: u32,
+    },
     /// A write to an agent's `zmx`: a move.
-    Move { tag: u16, slot: u32, gen: u32, data: Vec<u8> },
+    Move {
+        tag: u16,
+        slot: u32,
+        gen: u32,
+        data: Vec<u8>,
+    },
     /// A read of a chat message: park it on the index's read.
-    ParkChatRead { tag: u16, entry: (usize, u32), id: u32, offset: u64, count: u32 },
+    ParkChatRead {
+        tag: u16,
+        entry: (usize, u32),
+        id: u32,
+        offset: u64,
+        count: u32,
+    },
 }
 
 pub struct Ctx<'a> {
@@ -85,7 +102,9 @@ pub fn handle(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) -> After 
             Ok(()) => err(conn, ctx, tag, Error::ReadOnly),
             Err(e) => err(conn, ctx, tag, e),
         },
-        Tmsg::Write { fid, data, .. } if matches!(conn.fids.get(&fid).and_then(|f| f.open.as_ref()), Some(Opened::Zmx { .. })) => {
+        Tmsg::Write { fid, data, .. }
+            if matches!(conn.fids.get(&fid).and_then(|f| f.open.as_ref()), Some(Opened::Zmx { .. })) =>
+        {
             let Some(Opened::Zmx { slot, gen }) = conn.fids[&fid].open.clone() else { unreachable!() };
             return After::Move { tag, slot, gen, data: data.to_vec() };
         }
@@ -314,7 +333,15 @@ fn read_text(ctx: &mut Ctx, conn: &mut Conn, tag: u16, text: &[u8], offset: u64,
 /// A 9P2000 directory read: whole stat entries only, from offset 0 or
 /// where the previous read ended (read(5)), out of the listing made at
 /// Topen.
-fn read_dir(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, entries: &[super::conn::DirEntry], offset: u64, count: u32) {
+fn read_dir(
+    ctx: &mut Ctx,
+    conn: &mut Conn,
+    tag: u16,
+    fid: u32,
+    entries: &[super::conn::DirEntry],
+    offset: u64,
+    count: u32,
+) {
     let f = &conn.fids[&fid];
     let index = match offset {
         0 => 0,

@@ -169,9 +169,9 @@ impl Server {
 /// harness none is excluded.
 fn rel_is_safe(rel: &[u8], harness: bool) -> bool {
     rel.is_empty()
-        || rel.split(|&b| b == b'/').all(|c| {
-            !c.is_empty() && c != b"." && c != b".." && !c.contains(&0) && !(harness && exclude::excluded(c))
-        })
+        || rel
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b".." && !c.contains(&0) && !(harness && exclude::excluded(c)))
 }
 
 #[cfg(test)]

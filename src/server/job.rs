@@ -44,7 +44,9 @@ pub struct WalkState {
 
 pub enum Job {
     Walk(WalkState),
-    Stat { loc: Loc },
+    Stat {
+        loc: Loc,
+    },
     Open {
         fid: u32,
         loc: Loc,
@@ -58,15 +60,24 @@ pub enum Job {
         /// Whether the agents were scanned for this listing (`/active`).
         scanned: bool,
     },
-    Read { fid: u32, file: Rc<OwnedFd> },
+    Read {
+        fid: u32,
+        file: Rc<OwnedFd>,
+    },
     /// A derivation over facts gathered through the ring (`gather`).
-    Gather { d: Derivation, g: Gathering },
+    Gather {
+        d: Derivation,
+        g: Gathering,
+    },
     /// A move of an agent into a zmx session (`moves`).
     Move(Box<super::moves::Move>),
     /// A refresh of an agent's chat index (internal; `chat`).
     Chat(Box<super::chat::Refresh>),
     /// A read of one chat message: the plan, once the index made one.
-    ChatRead { entry: (usize, u32), plan: Option<crate::chat::ReadPlan> },
+    ChatRead {
+        entry: (usize, u32),
+        plan: Option<crate::chat::ReadPlan>,
+    },
 }
 
 /// A walk's step onto a derived node: which, while it is derived.
@@ -242,7 +253,11 @@ impl Server {
                 }
                 self.chat_open(fid, slot, gen, part)
             }
-            Job::Open { fid, loc: Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) }, .. } => {
+            Job::Open {
+                fid,
+                loc: Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) },
+                ..
+            } => {
                 let purpose = match *part {
                     Part::Agents => SubPurpose::ListAgents { fid: *fid },
                     Part::Sub(i) => SubPurpose::ListSub { fid: *fid, i },
@@ -364,8 +379,12 @@ impl Server {
                 walk_end(w)
             }
             Job::Stat { loc } => match probes[0].result.unwrap_or(Err(libc::ENOENT)) {
-                Ok(m) if self.tree.is_harness_dir(loc) && m.is_dir() => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Skeleton })),
-                Ok(m) if !self.tree.is_harness_dir(loc) => Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Disk(m) })),
+                Ok(m) if self.tree.is_harness_dir(loc) && m.is_dir() => {
+                    Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Skeleton }))
+                }
+                Ok(m) if !self.tree.is_harness_dir(loc) => {
+                    Step::Answer(Ok(Reply::Stat { loc: loc.clone(), attr: Attr::Disk(m) }))
+                }
                 _ => Step::Answer(Err(Error::NotFound)),
             },
             Job::Open { .. } => self.open_resumed(key, probes),
@@ -466,7 +485,9 @@ impl Server {
             Reply::Stat { loc, attr } => {
                 self.tree.with_stat(&loc, &attr, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
             }
-            Reply::Open { opened: Opened::Dir(entries), .. } if self.held.entries + entries.len() > self.cfg.max_listed_entries => {
+            Reply::Open { opened: Opened::Dir(entries), .. }
+                if self.held.entries + entries.len() > self.cfg.max_listed_entries =>
+            {
                 let (text, errno) = Error::TooManyOpenFiles.entry();
                 conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
             }
@@ -758,7 +779,11 @@ impl Server {
                 Err(_) => Step::Answer(Err(Error::NotFound)),
                 Ok(m) if self.tree.is_harness_dir(&loc) => {
                     let Loc::Static(d) = loc else { unreachable!() };
-                    if m.is_dir() { self.list_static(key, d) } else { Step::Answer(Err(Error::NotFound)) }
+                    if m.is_dir() {
+                        self.list_static(key, d)
+                    } else {
+                        Step::Answer(Err(Error::NotFound))
+                    }
                 }
                 Ok(m) if m.is_dir() || m.is_regular() => {
                     let Some(b) = self.tree.backing(&loc) else { return Step::Answer(Err(Error::NotFound)) };

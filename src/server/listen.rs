@@ -46,8 +46,8 @@ impl Listener {
 /// whatever is there, and unlinking it on close.
 pub fn unix(path: &Path) -> io::Result<Listener> {
     reclaim_if_stale(path)?;
-    let listener = UnixListener::bind(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("bind {}: {e}", path.display())))?;
+    let listener =
+        UnixListener::bind(path).map_err(|e| io::Error::new(e.kind(), format!("bind {}: {e}", path.display())))?;
     let meta = std::fs::symlink_metadata(path)?;
     log::info!("listening on unix!{}", path.display());
     Ok(Listener {

@@ -14,10 +14,10 @@
 
 pub mod conn;
 pub use job::LISTED_ENTRIES_MAX;
-pub mod dispatch;
 mod chat;
 mod derived;
 mod dirents;
+pub mod dispatch;
 mod gather;
 mod job;
 pub mod listen;
@@ -30,10 +30,10 @@ use std::time::Duration;
 
 use slab::Slab;
 
+use crate::errors::Error;
 use crate::proto::{self, DecodeErrorKind};
 use crate::ring::{Completion, Ring, Sub, RING_ENTRIES};
 use crate::tree::Tree;
-use crate::errors::Error;
 
 use conn::{Conn, Phase};
 use dispatch::{After, Ctx};
@@ -474,7 +474,8 @@ impl Server {
     fn arm_signal(&mut self) {
         let fd = self.signal_fd.as_raw_fd();
         let buf = Vec::with_capacity(SIGINFO_BYTES);
-        self.ring.submit(Token::Signal, Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX });
+        self.ring
+            .submit(Token::Signal, Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX });
     }
 
     fn on_signal(&mut self, result: i32, buf: &[u8]) {

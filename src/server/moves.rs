@@ -211,7 +211,8 @@ impl Server {
         let Job::Move(mv) = &self.reqs[key].job else { return };
         if let Some(fd) = &mv.pidfd {
             // SAFETY: pidfd_send_signal on a pidfd we own, no siginfo.
-            let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), sig, std::ptr::null::<u8>(), 0) };
+            let r =
+                unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), sig, std::ptr::null::<u8>(), 0) };
             if r < 0 {
                 log::debug!("move: signal {sig}: {}", std::io::Error::last_os_error());
             }
@@ -302,8 +303,6 @@ impl Server {
         self.reqs[key].pinned = false;
         self.answer(key, result);
     }
-
-
 }
 
 fn pidfd_open(pid: u32) -> Result<OwnedFd, i32> {

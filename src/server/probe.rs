@@ -81,7 +81,16 @@ pub struct Probe {
 
 impl Probe {
     pub fn new(target: Target, kind: Kind) -> Self {
-        Probe { target, kind, phase: Phase::OpenBase, started: false, base: None, fd: None, result: None, data: Vec::new() }
+        Probe {
+            target,
+            kind,
+            phase: Phase::OpenBase,
+            started: false,
+            base: None,
+            fd: None,
+            result: None,
+            data: Vec::new(),
+        }
     }
 
     pub fn done(&self) -> bool {
@@ -104,7 +113,15 @@ impl Probe {
             }
             Target::At { dirfd, name } => {
                 let flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
-                ring.submit(token, Sub::Statx { dirfd: *dirfd, path: name.clone(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME });
+                ring.submit(
+                    token,
+                    Sub::Statx {
+                        dirfd: *dirfd,
+                        path: name.clone(),
+                        flags,
+                        mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME,
+                    },
+                );
                 self.phase = Phase::Statx;
             }
         }
@@ -164,7 +181,10 @@ impl Probe {
         let flags = libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW;
         let dirfd = fd.as_raw_fd();
         self.fd = Some(fd);
-        ring.submit(token, Sub::Statx { dirfd, path: CString::default(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME });
+        ring.submit(
+            token,
+            Sub::Statx { dirfd, path: CString::default(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME },
+        );
         self.phase = Phase::Statx;
     }
 

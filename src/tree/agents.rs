@@ -94,7 +94,14 @@ impl Agents {
         for f in found {
             if !self.by_pid.contains_key(&f.pid) {
                 self.next_gen = self.next_gen.wrapping_add(1);
-                let slot = self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen, chat: None, chat_error: None, subagents: Vec::new() });
+                let slot = self.slots.insert(Agent {
+                    found: *f,
+                    session: None,
+                    gen: self.next_gen,
+                    chat: None,
+                    chat_error: None,
+                    subagents: Vec::new(),
+                });
                 self.by_pid.insert(f.pid, slot);
             }
         }

@@ -54,7 +54,13 @@ impl Chats {
     /// The entry of a transcript, made or reused when it has none: an
     /// entry of the same inode born at another time starts over. The fd it
     /// held, if it is replaced, is handed back for the ring to close.
-    pub fn entry(&mut self, dev: u64, ino: u64, btime: i64, format: Format) -> Result<(usize, Option<Rc<OwnedFd>>), AllBusy> {
+    pub fn entry(
+        &mut self,
+        dev: u64,
+        ino: u64,
+        btime: i64,
+        format: Format,
+    ) -> Result<(usize, Option<Rc<OwnedFd>>), AllBusy> {
         self.tick += 1;
         if let Some(i) = self.entries.iter().position(|e| e.dev == dev && e.ino == ino) {
             let tick = self.tick;
@@ -84,7 +90,8 @@ impl Chats {
             self.entries.push(fresh);
             return Ok((self.entries.len() - 1, None));
         }
-        let (i, _) = self.entries.iter().enumerate().filter(|(_, e)| !e.busy).min_by_key(|(_, e)| e.used).ok_or(AllBusy)?;
+        let (i, _) =
+            self.entries.iter().enumerate().filter(|(_, e)| !e.busy).min_by_key(|(_, e)| e.used).ok_or(AllBusy)?;
         let old = std::mem::replace(&mut self.entries[i], fresh);
         Ok((i, old.fd))
     }

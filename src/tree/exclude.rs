@@ -58,8 +58,16 @@ mod tests {
     #[test]
     fn credential_substrings_hide_in_any_case_and_position() {
         for name in [
-            ".credentials.json", "credentials", "auth.json", "AUTH", "oauth-cache", "author-notes",
-            "my-token.txt", "TOKEN", "SECRET-plan.md", "client_secret",
+            ".credentials.json",
+            "credentials",
+            "auth.json",
+            "AUTH",
+            "oauth-cache",
+            "author-notes",
+            "my-token.txt",
+            "TOKEN",
+            "SECRET-plan.md",
+            "client_secret",
         ] {
             assert!(excluded(name.as_bytes()), "{name} must be hidden");
         }
@@ -78,8 +86,16 @@ mod tests {
     #[test]
     fn config_files_hide_exactly_and_their_cousins_show() {
         for name in [
-            "settings.json", "settings.yaml", "settings.local.json", "config.yml", "config.yaml",
-            "config.toml", "models.yml", "models.yaml", ".ssh", "Settings.JSON",
+            "settings.json",
+            "settings.yaml",
+            "settings.local.json",
+            "config.yml",
+            "config.yaml",
+            "config.toml",
+            "models.yml",
+            "models.yaml",
+            ".ssh",
+            "Settings.JSON",
         ] {
             assert!(excluded(name.as_bytes()), "{name} must be hidden");
         }

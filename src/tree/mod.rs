@@ -80,8 +80,17 @@ pub enum Field {
 impl Field {
     /// Every field, in listing (name) order.
     pub const ALL: [Field; 11] = [
-        Field::Cwd, Field::Model, Field::Name, Field::Pid, Field::Ppid, Field::Session,
-        Field::Started, Field::Status, Field::Title, Field::Via, Field::Zmx,
+        Field::Cwd,
+        Field::Model,
+        Field::Name,
+        Field::Pid,
+        Field::Ppid,
+        Field::Session,
+        Field::Started,
+        Field::Status,
+        Field::Title,
+        Field::Via,
+        Field::Zmx,
     ];
 
     pub fn name(self) -> &'static str {
@@ -538,14 +547,22 @@ impl Tree {
             // field's text is derived when it is opened or stat'd.
             Loc::Agent { part: Part::Dir | Part::Field(_), .. } => Presence::Always,
             Loc::Agent { slot, gen, part: Part::Chat } => {
-                if self.chat_format(*slot, *gen).is_some() { Presence::Always } else { Presence::Absent }
+                if self.chat_format(*slot, *gen).is_some() {
+                    Presence::Always
+                } else {
+                    Presence::Absent
+                }
             }
             // A message is there when the index (made fresh first) has it.
             Loc::Agent { part: Part::ChatMsg(_), .. } => Presence::Always,
             // agents/ is a claude session's; a subagent is there when its
             // transcript is (probed through its backing).
             Loc::Agent { slot, gen, part: Part::Agents } => {
-                if self.chat_format(*slot, *gen) == Some(crate::chat::Format::Claude) { Presence::Always } else { Presence::Absent }
+                if self.chat_format(*slot, *gen) == Some(crate::chat::Format::Claude) {
+                    Presence::Always
+                } else {
+                    Presence::Absent
+                }
             }
             Loc::Agent { part: Part::Sub(_) | Part::SubModel(_), .. } => Presence::Always,
             _ => self.backing(loc).map_or(Presence::Absent, Presence::Probe),
@@ -609,9 +626,13 @@ impl Tree {
             Loc::Agent { part: Part::Agents, .. } => b"agents"[..].into(),
             Loc::Agent { part: Part::SubModel(_), .. } => b"model"[..].into(),
             Loc::Agent { part: Part::SubTranscript(_), .. } => b"transcript"[..].into(),
-            Loc::Agent { slot, gen, part: Part::Sub(i) } => {
-                self.agents.get(*slot, *gen).and_then(|a| a.subagents.get(*i as usize)).cloned().unwrap_or_default().into()
-            }
+            Loc::Agent { slot, gen, part: Part::Sub(i) } => self
+                .agents
+                .get(*slot, *gen)
+                .and_then(|a| a.subagents.get(*i as usize))
+                .cloned()
+                .unwrap_or_default()
+                .into(),
             Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {
                 let mut name = Vec::new();
                 if let Some(e) = self.chat_of(*slot, *gen) {
@@ -680,11 +701,9 @@ impl Tree {
     /// The qid of a skeleton node (a mirror's comes from its `Meta`).
     pub fn static_qid(&self, i: u16) -> Qid {
         match STATIC[i as usize].what {
-            What::Fact(f) => Qid {
-                ty: QTFILE,
-                version: text_version(&self.fact(f)),
-                path: QID_PATH_SYNTHETIC | i as u64,
-            },
+            What::Fact(f) => {
+                Qid { ty: QTFILE, version: text_version(&self.fact(f)), path: QID_PATH_SYNTHETIC | i as u64 }
+            }
             _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
         }
     }
@@ -775,7 +794,8 @@ mod tests {
     use super::*;
 
     fn tree() -> Tree {
-        let roots = vec![("claude".to_string(), PathBuf::from("/h/.claude")), ("omp".to_string(), PathBuf::from("/h/.omp"))];
+        let roots =
+            vec![("claude".to_string(), PathBuf::from("/h/.claude")), ("omp".to_string(), PathBuf::from("/h/.omp"))];
         Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 }, &roots, std::path::Path::new("/proc"))
     }
 
@@ -792,7 +812,8 @@ mod tests {
     #[test]
     fn file_qid_paths_never_have_the_synthetic_bit() {
         for ino in [0u64, 1, u64::MAX, 1 << 63] {
-            let m = Meta { dev: u64::MAX, ino, mode: libc::S_IFREG as u16, size: 0, mtime: 0, uid: 0, gid: 0, btime: 0 };
+            let m =
+                Meta { dev: u64::MAX, ino, mode: libc::S_IFREG as u16, size: 0, mtime: 0, uid: 0, gid: 0, btime: 0 };
             assert_eq!(m.qid().path & QID_PATH_SYNTHETIC, 0);
         }
     }

@@ -47,8 +47,22 @@ pub const CODEX_TITLE: &str = "Port the scanner";
 pub const ZMX: &str = "x";
 
 /// Every field a claude agent's directory lists, in listing order.
-pub const CLAUDE_ENTRIES: [&str; 14] =
-    ["agents", "chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "status", "title", "transcript", "via", "zmx"];
+pub const CLAUDE_ENTRIES: [&str; 14] = [
+    "agents",
+    "chat",
+    "cwd",
+    "model",
+    "name",
+    "pid",
+    "ppid",
+    "session",
+    "started",
+    "status",
+    "title",
+    "transcript",
+    "via",
+    "zmx",
+];
 
 /// A world for real agents: a scratch home, a `bin/` of fake harness
 /// binaries and a `work/` dir they run in (canonical, as `/proc` spells
@@ -337,7 +351,8 @@ impl Fixture {
              {{\"type\":\"model_change\",\"model\":\"anthropic/claude-opus-4-5\"}}\n",
             arg(&self.cwd)
         );
-        self.scratch.home_file(&format!(".omp/agent/sessions/{store}/2025-11-28T10-00-00-000Z_{id}.jsonl"), body.as_bytes())
+        self.scratch
+            .home_file(&format!(".omp/agent/sessions/{store}/2025-11-28T10-00-00-000Z_{id}.jsonl"), body.as_bytes())
     }
 
     /// Every agent of every route but the codex lock: pid → (harness, via).
@@ -353,11 +368,21 @@ impl Fixture {
         self.proc.add(300, &["omp"], &self.cwd, b"", &[&held]);
         self.omp_transcript("-src-app", "01a22279-b4c7-7a46-a6f6-3babbe506400", "from the store");
         self.proc.add(301, &["omp"], &self.cwd, b"", &[]);
-        let dsh = self.scratch.home_file(".dsh/sessions/session-d22520b1-9324-4d3d-a9a4-26c53c6108af/session.jsonl.zstd", b"\x28\xb5\x2f\xfd");
+        let dsh = self.scratch.home_file(
+            ".dsh/sessions/session-d22520b1-9324-4d3d-a9a4-26c53c6108af/session.jsonl.zstd",
+            b"\x28\xb5\x2f\xfd",
+        );
         self.proc.add(400, &["dsh"], &self.cwd, b"", &[&dsh]);
         self.proc.add(500, &["python3", "-m", "hermes_cli.main"], &self.cwd, b"", &[]);
         self.proc.add(501, &["python3", "-m", "hermes_cli.main", "gateway", "run"], &self.cwd, b"", &[]);
         self.proc.add(600, &["bash"], &self.cwd, b"", &[]);
-        vec![(100, "claude", "registry"), (200, "codex", "fd"), (300, "omp", "fd"), (301, "omp", "dir"), (400, "dsh", "fd"), (500, "hermes", "none")]
+        vec![
+            (100, "claude", "registry"),
+            (200, "codex", "fd"),
+            (300, "omp", "fd"),
+            (301, "omp", "dir"),
+            (400, "dsh", "fd"),
+            (500, "hermes", "none"),
+        ]
     }
 }

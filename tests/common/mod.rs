@@ -37,7 +37,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use nineagents::proto::{self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames};
-pub use nineagents::proto::{msg, DMDIR, IOHDRSZ, NOFID, NONUNAME, NOTAG, OEXEC, OREAD, ORCLOSE, ORDWR, OTRUNC, OWRITE, QTDIR, QTFILE};
+pub use nineagents::proto::{
+    msg, DMDIR, IOHDRSZ, NOFID, NONUNAME, NOTAG, OEXEC, ORCLOSE, ORDWR, OREAD, OTRUNC, OWRITE, QTDIR, QTFILE,
+};
 
 /// The binary under test, as Cargo built it for this run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_9agents");
@@ -78,7 +80,8 @@ impl Scratch {
         let name = format!("9a-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
         let root = std::env::temp_dir().join(name);
         let _ = fs::remove_dir_all(&root);
-        let private = |p: &Path| DirBuilder::new().mode(0o700).create(p).unwrap_or_else(|e| panic!("mkdir {}: {e}", p.display()));
+        let private =
+            |p: &Path| DirBuilder::new().mode(0o700).create(p).unwrap_or_else(|e| panic!("mkdir {}: {e}", p.display()));
         private(&root);
         let (runtime, home) = (root.join("run"), root.join("home"));
         private(&runtime);
@@ -256,7 +259,16 @@ impl Daemon {
             Ready::Tcp(a) => (None, Some(*a)),
             Ready::Nothing => (None, None),
         };
-        let mut d = Daemon { pid: child.id(), child: Some(child), status: None, scratch, socket, tcp, stderr, reader: Some(reader) };
+        let mut d = Daemon {
+            pid: child.id(),
+            child: Some(child),
+            status: None,
+            scratch,
+            socket,
+            tcp,
+            stderr,
+            reader: Some(reader),
+        };
         d.wait_ready(&ready);
         d
     }
@@ -335,7 +347,10 @@ impl Daemon {
     /// A field of /proc/<pid>/status in kB (`VmRSS`, `VmHWM`, ...).
     pub fn status_kib(&self, field: &str) -> u64 {
         let text = fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("read /proc/<pid>/status");
-        let line = text.lines().find(|l| l.starts_with(&format!("{field}:"))).unwrap_or_else(|| panic!("no {field} in status"));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{field}:")))
+            .unwrap_or_else(|| panic!("no {field} in status"));
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
 
@@ -547,8 +562,12 @@ impl Conn {
                 Ok(0) => return Err(End::Closed),
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Err(End::Timeout),
-                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => return Err(End::Closed),
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    return Err(End::Timeout)
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => {
+                    return Err(End::Closed)
+                }
                 Err(e) => return Err(End::Io(e)),
             }
         }
@@ -993,7 +1012,11 @@ pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// `dir` + `/` + `name`, for tree paths ("/" + "a" is "/a").
 pub fn join_tree(dir: &str, name: &str) -> String {
-    if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") }
+    if dir == "/" {
+        format!("/{name}")
+    } else {
+        format!("{dir}/{name}")
+    }
 }
 
 /// The names of a tree path, for a walk from the root.
@@ -1164,7 +1187,10 @@ pub fn py9p_available() -> bool {
             Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
             Err(e) => format!("{}: {e}", python()),
         };
-        assert!(std::env::var_os("CI").is_none(), "CI is set but py9p cannot be imported ({why}); .ci/run should have run `pip install p9fs`");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but py9p cannot be imported ({why}); .ci/run should have run `pip install p9fs`"
+        );
         // Straight to fd 2, past the test harness's capture, so a passing
         // run still says it skipped.
         let line = format!("interop: skipped: pip install p9fs (py9p cannot be imported: {})\n", why.trim());

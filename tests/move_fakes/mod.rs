@@ -208,8 +208,11 @@ impl World {
     pub fn transcript(&self) -> PathBuf {
         let cwd = arg(&self.work);
         let project: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-        let first = format!(r#"{{"type":"user","cwd":"{cwd}","sessionId":"{SESSION_ID}","message":{{"role":"user","content":"hi"}}}}"#);
-        self.scratch.home_file(&format!(".claude/projects/{project}/{SESSION_ID}.jsonl"), format!("{first}\n").as_bytes())
+        let first = format!(
+            r#"{{"type":"user","cwd":"{cwd}","sessionId":"{SESSION_ID}","message":{{"role":"user","content":"hi"}}}}"#
+        );
+        self.scratch
+            .home_file(&format!(".claude/projects/{project}/{SESSION_ID}.jsonl"), format!("{first}\n").as_bytes())
     }
 
     /// The fake zmx's record of itself, once it has run.
@@ -292,7 +295,8 @@ impl Agent {
 
     /// Wait (polling) for the agent to exit, and reap it.
     pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
-        poll(deadline, || self.try_status()).unwrap_or_else(|| panic!("the agent (pid {}) is still running after {deadline:?}", self.pid))
+        poll(deadline, || self.try_status())
+            .unwrap_or_else(|| panic!("the agent (pid {}) is still running after {deadline:?}", self.pid))
     }
 
     /// The signal that ended the agent, after waiting for it.
@@ -309,7 +313,12 @@ impl Agent {
         assert_eq!(self.try_status(), None, "the agent (pid {}) was ended", self.pid);
         let status = fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("the agent's status");
         let field = |name: &str| {
-            status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim).unwrap_or_else(|| panic!("no {name} in status")).to_owned()
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::trim)
+                .unwrap_or_else(|| panic!("no {name} in status"))
+                .to_owned()
         };
         let state = field("State:");
         assert!(!state.starts_with('Z') && !state.starts_with('X'), "the agent is {state}");
@@ -366,7 +375,8 @@ pub fn holds_pidfd_on(daemon: &Daemon, pid: u32) -> bool {
         if !arg(&link).contains("pidfd") {
             continue;
         }
-        let info = fs::read_to_string(format!("/proc/{}/fdinfo/{}", daemon.pid, fd.file_name().to_string_lossy())).unwrap_or_default();
+        let info = fs::read_to_string(format!("/proc/{}/fdinfo/{}", daemon.pid, fd.file_name().to_string_lossy()))
+            .unwrap_or_default();
         if info.lines().any(|l| l.strip_prefix("Pid:").map(str::trim) == Some(&pid.to_string())) {
             return true;
         }

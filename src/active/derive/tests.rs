@@ -77,7 +77,9 @@ fn fetch(proc_dir: &Path, harness_bases: &[PathBuf; 5], want: &Want) -> Result<F
         Want::Bytes { max, .. } => slurp(&path, *max, false),
         Want::Tail { max, .. } => slurp(&path, *max, true),
         Want::List { .. } => list(&path),
-        Want::Link { .. } => fs::read_link(&path).map(|t| Fact::Link(t.into_os_string().into_encoded_bytes())).map_err(errno),
+        Want::Link { .. } => {
+            fs::read_link(&path).map(|t| Fact::Link(t.into_os_string().into_encoded_bytes())).map_err(errno)
+        }
         Want::Meta { .. } => fs::symlink_metadata(&path).map_err(errno).and_then(|m| meta(&m)).map(Fact::Meta),
     }
 }
@@ -93,7 +95,12 @@ fn beneath(base: &Path, rel: &[u8], harness: bool, readlink: bool) -> Result<Pat
     }
     let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
     for (i, part) in parts.iter().enumerate() {
-        if part.is_empty() || *part == b"." || *part == b".." || part.contains(&0) || (harness && exclude::excluded(part)) {
+        if part.is_empty()
+            || *part == b"."
+            || *part == b".."
+            || part.contains(&0)
+            || (harness && exclude::excluded(part))
+        {
             return Err(libc::EACCES);
         }
         path.push(std::ffi::OsStr::from_bytes(part));
@@ -150,7 +157,16 @@ fn meta(m: &fs::Metadata) -> Result<Meta, i32> {
     if m.file_type().is_symlink() {
         return Err(libc::ELOOP);
     }
-    Ok(Meta { dev: m.dev(), ino: m.ino(), mode: m.mode() as u16, size: m.size(), mtime: m.mtime(), uid: m.uid(), gid: m.gid(), btime: 0 })
+    Ok(Meta {
+        dev: m.dev(),
+        ino: m.ino(),
+        mode: m.mode() as u16,
+        size: m.size(),
+        mtime: m.mtime(),
+        uid: m.uid(),
+        gid: m.gid(),
+        btime: 0,
+    })
 }
 
 fn errno(e: std::io::Error) -> i32 {
@@ -301,7 +317,16 @@ struct Proc {
 impl Proc {
     fn new(pid: u32, argv: &[&str]) -> Proc {
         let cmdline = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
-        Proc { pid, ppid: INIT, state: 'S', start: start_of(pid), cmdline, environ: Vec::new(), cwd: None, fds: Vec::new() }
+        Proc {
+            pid,
+            ppid: INIT,
+            state: 'S',
+            start: start_of(pid),
+            cmdline,
+            environ: Vec::new(),
+            cwd: None,
+            fds: Vec::new(),
+        }
     }
 
     fn ppid(mut self, ppid: u32) -> Proc {
@@ -336,10 +361,11 @@ impl Proc {
 
     /// `<pid>/stat`: fields 5 to 21 between ppid and starttime (22).
     fn stat(&self) -> String {
-        let comm = String::from_utf8_lossy(crate::active::paths::file_name(self.cmdline.split(|&b| b == 0).next().unwrap()))
-            .chars()
-            .take(15)
-            .collect::<String>();
+        let comm =
+            String::from_utf8_lossy(crate::active::paths::file_name(self.cmdline.split(|&b| b == 0).next().unwrap()))
+                .chars()
+                .take(15)
+                .collect::<String>();
         let middle = vec!["0"; 17].join(" ");
         format!("{} ({comm}) {} {} {middle} {} 5000 300\n", self.pid, self.state, self.ppid, self.start)
     }
@@ -368,7 +394,11 @@ fn set_mtime(path: &Path, secs: u64) {
 fn wanted(log: &Log) -> Vec<String> {
     log.iter()
         .map(|(w, _)| {
-            let (Want::Bytes { rel, .. } | Want::Tail { rel, .. } | Want::List { rel, .. } | Want::Link { rel, .. } | Want::Meta { rel, .. }) = w;
+            let (Want::Bytes { rel, .. }
+            | Want::Tail { rel, .. }
+            | Want::List { rel, .. }
+            | Want::Link { rel, .. }
+            | Want::Meta { rel, .. }) = w;
             String::from_utf8_lossy(rel).into_owned()
         })
         .collect()
@@ -502,7 +532,10 @@ fn names_in_proc_that_are_not_pids_are_not_read_as_processes() {
     }
     let (scanned, log) = run_logged(&w.proc, &w.bases, |facts, needs| scan(&w.ctx(), facts, needs));
     assert_eq!(pids(&scanned), [(50, "claude")]);
-    assert!(!wanted(&log).iter().any(|r| r.starts_with("050/") || r.starts_with("0/") || r.starts_with("sys/")), "{log:?}");
+    assert!(
+        !wanted(&log).iter().any(|r| r.starts_with("050/") || r.starts_with("0/") || r.starts_with("sys/")),
+        "{log:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -537,7 +570,11 @@ fn a_reused_pid_is_resolved_again_and_a_resolved_agent_is_not_asked_again() {
     assert!(!wanted(&log).contains(&"sessions/63.json".to_string()), "{:?}", wanted(&log));
     ctx.resolved = vec![(63, start_of(63) - 1)];
     let scanned = w.scan(&ctx);
-    assert_eq!(scanned[0].session.as_ref().map(|s| s.via), Some("registry"), "the new process at that pid is its own agent");
+    assert_eq!(
+        scanned[0].session.as_ref().map(|s| s.via),
+        Some("registry"),
+        "the new process at that pid is its own agent"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -547,7 +584,9 @@ fn a_reused_pid_is_resolved_again_and_a_resolved_agent_is_not_asked_again() {
 fn claude_resolves_by_its_registry_record_and_serves_every_field() {
     let w = World::new();
     let cwd = w.dir("work/proj-1");
-    w.add(&Proc::new(70, &["claude", "--resume"]).ppid(DAEMON + 1).cwd(&cwd).environ(b"TERM=xterm\0ZMX_SESSION=build\0"));
+    w.add(
+        &Proc::new(70, &["claude", "--resume"]).ppid(DAEMON + 1).cwd(&cwd).environ(b"TERM=xterm\0ZMX_SESSION=build\0"),
+    );
     w.add(&Proc::new(DAEMON + 1, &["zsh"]));
     w.file(Harness::Claude, "sessions/70.json", registry(70, SID, &cwd, Some(start_of(70))).as_bytes());
     let rel = format!("projects/{}/{SID}.jsonl", project_dir(&cwd));
@@ -711,7 +750,11 @@ fn a_custom_title_in_the_tail_of_a_transcript_longer_than_the_head_wins() {
     let cwd = w.dir("work/p");
     let rel = claude_agent(&w, 81, &cwd);
     let mut t = claude_transcript(&cwd);
-    let filler = format!(r#"{{"type":"user","cwd":"{}","message":{{"role":"user","content":"{}"}}}}"#, cwd.display(), "x".repeat(1000));
+    let filler = format!(
+        r#"{{"type":"user","cwd":"{}","message":{{"role":"user","content":"{}"}}}}"#,
+        cwd.display(),
+        "x".repeat(1000)
+    );
     while t.len() < HEAD_BYTES_MAX as usize + 32 * 1024 {
         t.push_str(&filler);
         t.push('\n');
@@ -746,7 +789,9 @@ fn an_agent_no_route_answers_lists_with_via_none_and_an_empty_session() {
 #[test]
 fn zmx_is_the_value_of_the_whole_key_zmx_session() {
     let w = World::new();
-    w.add(&Proc::new(90, &["omp"]).environ(b"ZMX_SESSION_OLD=old\0XZMX_SESSION=x\0ZMX_SESSION=work\0ZMX_SESSION=later\0"));
+    w.add(
+        &Proc::new(90, &["omp"]).environ(b"ZMX_SESSION_OLD=old\0XZMX_SESSION=x\0ZMX_SESSION=work\0ZMX_SESSION=later\0"),
+    );
     w.add(&Proc::new(91, &["omp"]).environ(b"ZMX_SESSION_OLD=old\0XZMX_SESSION=x\0ZMX_SESSIO=y\0"));
     w.add(&Proc::new(92, &["omp"]).environ(b"ZMX_SESSION=\0"));
     assert_eq!(w.fields_of(90)["zmx"], "work\n");
@@ -850,7 +895,13 @@ fn codex_lock_finds_the_thread_in_its_uuidv7_day_or_one_either_side() {
     let cwd = w.dir("work/cx");
     // Each process writes one thread whose rollout sits in another day
     // directory than the UTC day of its id; two days off is not looked for.
-    let cases = [(110, "2026/11/28", true), (111, "2026/11/27", true), (112, "2026/11/29", true), (113, "2026/11/26", false), (114, "2026/11/30", false)];
+    let cases = [
+        (110, "2026/11/28", true),
+        (111, "2026/11/27", true),
+        (112, "2026/11/29", true),
+        (113, "2026/11/26", false),
+        (114, "2026/11/30", false),
+    ];
     for (i, (pid, day, _)) in cases.iter().enumerate() {
         let id = v7(DAY_MS, i as u16 + 1);
         rollout(&w, day, &id, &codex_rollout(&id, &cwd, "user", "gpt-5"));
@@ -928,7 +979,10 @@ fn codex_title_comes_from_the_end_of_a_session_index_larger_than_one_read() {
     let path = rollout(&w, "2026/11/28", &id, &codex_rollout(&id, &cwd, "user", "gpt-5"));
     let mut index = String::new();
     for n in 0..2000u16 {
-        index.push_str(&format!("{{\"id\":\"{}\",\"thread_name\":\"old thread number {n}\"}}\n", v7(DAY_MS - 100 * HOUR_MS, n)));
+        index.push_str(&format!(
+            "{{\"id\":\"{}\",\"thread_name\":\"old thread number {n}\"}}\n",
+            v7(DAY_MS - 100 * HOUR_MS, n)
+        ));
     }
     assert!(index.len() > crate::facts::SLURP_BYTES_MAX as usize);
     index.push_str(&format!("{{\"id\":\"{id}\",\"thread_name\":\"named today\"}}\n"));
@@ -962,7 +1016,11 @@ fn omp_resolves_by_the_newest_transcript_it_holds_open_and_not_a_subagents() {
     let (a, b) = (v7(DAY_MS, 1), v7(DAY_MS, 2));
     let older = omp_file(&w, "-src-app", "2026-11-28T10-00-00-000Z", &a, &omp_transcript(&a, &cwd, "older"), 2_000);
     let newer = omp_file(&w, "-src-app", "2026-11-27T10-00-00-000Z", &b, &omp_transcript(&b, &cwd, "newer"), 3_000);
-    let sub = w.file(Harness::Omp, &format!("agent/sessions/-src-app/2026-11-28T10-00-00-000Z_{a}/0-scout_{}.jsonl", v7(DAY_MS, 3)), b"{}\n");
+    let sub = w.file(
+        Harness::Omp,
+        &format!("agent/sessions/-src-app/2026-11-28T10-00-00-000Z_{a}/0-scout_{}.jsonl", v7(DAY_MS, 3)),
+        b"{}\n",
+    );
     set_mtime(&sub, 9_000);
     w.add(&Proc::new(140, &["omp"]).cwd(&cwd).fd(&older).fd(&sub).fd(&newer));
     let s = w.session(140).expect("the fd route answers");
@@ -1072,5 +1130,3 @@ fn via_names_the_route_that_answered_for_every_route() {
     let want = [(170, "registry"), (171, "fd"), (172, "lock"), (173, "dir"), (174, "fd"), (175, "none"), (176, "none")];
     assert_eq!(via, want.map(|(p, v)| (p, format!("{v}\n"))));
 }
-
-

@@ -188,7 +188,8 @@ fn a_queued_prompt_is_said_once_where_it_is_delivered() {
             r#"{"type":"queue-operation","operation":"remove"}"#,
         ],
     );
-    let want = [("user", "after the turn\n"), ("user", "mid-turn A\n"), ("user", "stop\n"), ("user", "show me the list\n")];
+    let want =
+        [("user", "after the turn\n"), ("user", "mid-turn A\n"), ("user", "stop\n"), ("user", "show me the list\n")];
     assert_eq!(got, pairs(&want));
 }
 

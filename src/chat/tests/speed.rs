@@ -25,8 +25,22 @@ fn escape(s: &[u8], out: &mut Vec<u8>) {
 /// Tool-output-like text: code, paths, quotes, newlines.
 fn prose(seed: &mut u64, len: usize) -> Vec<u8> {
     const WORDS: [&[u8]; 16] = [
-        b"fn", b"let", b"self.index", b"\"path\"", b"src/chat/mod.rs", b"=>", b"{", b"}", b"\n    ", b"match",
-        b"Ok(())", b"error:", b"'a'", b"\\d+", b"\n", b"value",
+        b"fn",
+        b"let",
+        b"self.index",
+        b"\"path\"",
+        b"src/chat/mod.rs",
+        b"=>",
+        b"{",
+        b"}",
+        b"\n    ",
+        b"match",
+        b"Ok(())",
+        b"error:",
+        b"'a'",
+        b"\\d+",
+        b"\n",
+        b"value",
     ];
     let mut out = Vec::with_capacity(len + 32);
     while out.len() < len {
@@ -58,7 +72,10 @@ fn rollout(size: usize) -> Vec<u8> {
             5..=7 => {
                 out.extend_from_slice(br#"{"type":"reasoning","summary":[{"type":"summary_text","text":"**Planning**"}],"content":null,"encrypted_content":""#);
                 let n = 1000 + (xorshift(&mut seed) % 8000) as usize;
-                out.extend((0..n).map(|_| b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[(xorshift(&mut seed) % 64) as usize]));
+                out.extend((0..n).map(|_| {
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                        [(xorshift(&mut seed) % 64) as usize]
+                }));
                 out.extend_from_slice(b"\"}}\n");
             }
             8 => {
@@ -71,7 +88,9 @@ fn rollout(size: usize) -> Vec<u8> {
                 out.push(b'\n');
             }
             _ => {
-                out.extend_from_slice(br#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":""#);
+                out.extend_from_slice(
+                    br#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":""#,
+                );
                 escape(&prose(&mut seed, 800), &mut out);
                 out.extend_from_slice(b"\"}]}}\n");
             }
@@ -117,7 +136,7 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn index_speed_on_a_synthetic_rollout() {
     let mb: usize = std::env::var("CHAT_SPEED_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(228);
     let file = match std::env::var("CHAT_SPEED_FILE") {
@@ -165,7 +184,7 @@ fn index_speed_on_a_synthetic_rollout() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn scan_speed_on_a_hot_window() {
     struct Nothing(usize);
     impl crate::chat::scan::Visit for Nothing {
@@ -198,7 +217,7 @@ fn scan_speed_on_a_hot_window() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn feed_speed_on_a_hot_window() {
     let file = match std::env::var("CHAT_SPEED_FILE") {
         Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable")[..1 << 20].to_vec(),
@@ -219,7 +238,7 @@ fn feed_speed_on_a_hot_window() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn where_the_events_are() {
     struct Count {
         quotes: usize,
@@ -262,7 +281,7 @@ fn where_the_events_are() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn walker_event_counts() {
     let file = match std::env::var("CHAT_SPEED_FILE") {
         Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable"),
@@ -290,7 +309,13 @@ fn walker_event_counts() {
             true
         }
     }
-    let mut c = Count { feed: crate::chat::walk::Walker::new(&crate::chat::codex::SCHEMA), bytes: &file, quotes: 0, structural: 0, lines: 0 };
+    let mut c = Count {
+        feed: crate::chat::walk::Walker::new(&crate::chat::codex::SCHEMA),
+        bytes: &file,
+        quotes: 0,
+        structural: 0,
+        lines: 0,
+    };
     c.feed.reset(0);
     crate::chat::scan::Simd::detect().scan(&file, &mut c);
     println!("{} lines: {} quote events, {} structural events delivered", c.lines, c.quotes, c.structural);

@@ -27,7 +27,7 @@
 #[path = "gen_rollout.rs"]
 mod gen_rollout;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -36,7 +36,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nineagents::chat::{Format, Index};
-use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, IOHDRSZ, NOFID, NONUNAME, OREAD};
+use nineagents::client::{Client, Config, Conn};
+use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, OREAD};
 
 const USAGE: &str = "\
 usage: cargo bench --bench chat_latency -- [--runs N] [--idle N] [--file PATH] [--bin PATH] [--check]
@@ -231,12 +232,13 @@ fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
         // Tag 1: the walk that parks until the index is made; tag 2: a
         // walk to /pid behind it, answered first, which says it parked.
         let wn = WalkNames::new(&names).ok_or("too many names")?;
-        reader.send(1, &Tmsg::Walk { fid: ROOT_FID, newfid: 1, names: wn }).map_err(|e| e.to_string())?;
+        let chat_tag = reader.c.send(&Tmsg::Walk { fid: ROOT_FID, newfid: 1, names: wn }).map_err(|e| e.to_string())?;
         let started = Instant::now();
         let pid = WalkNames::new(&[b"pid"]).unwrap();
-        reader.send(2, &Tmsg::Walk { fid: ROOT_FID, newfid: 2, names: pid }).map_err(|e| e.to_string())?;
-        match reader.recv_msg().map_err(|e| e.to_string())? {
-            (2, Rmsg::Walk { .. }) => {}
+        let pid_tag = reader.c.send(&Tmsg::Walk { fid: ROOT_FID, newfid: 2, names: pid }).map_err(|e| e.to_string())?;
+        let first = reader.c.recv().map_err(|e| e.to_string())?;
+        match (first.tag(), first.msg()) {
+            (tag, Rmsg::Walk { .. }) if tag == pid_tag => {}
             (tag, other) => {
                 return Err(format!("expected the /pid walk's answer first, got tag {tag}: {}", show(&other)))
             }
@@ -244,11 +246,12 @@ fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
         let done = done.clone();
         let n = names.len();
         let handle = std::thread::spawn(move || -> Result<(Instant, Duration, usize), String> {
-            let r = reader.recv_msg().map_err(|e| e.to_string());
+            let r = reader.c.recv().map_err(|e| e.to_string());
             let answered = Instant::now();
             done.store(true, Ordering::Release);
-            match r? {
-                (1, Rmsg::Walk { qids }) if qids.len() == n => {}
+            let r = r?;
+            match (r.tag(), r.msg()) {
+                (tag, Rmsg::Walk { qids }) if tag == chat_tag && qids.len() == n => {}
                 (tag, other) => return Err(format!("the chat walk answered tag {tag}: {}", show(&other))),
             }
             let t = Instant::now();
@@ -473,52 +476,40 @@ impl Drop for Daemon {
 }
 
 // ---------------------------------------------------------------------------
-// A raw 9P session, one request in flight.
+// A session: the crate's own client (`nineagents::client`) on a socket
+// with a timeout.
 
 struct Session {
-    stream: UnixStream,
-    out: Vec<u8>,
-    inbuf: Vec<u8>,
-    have: usize,
-    taken: usize,
-    msize: u32,
+    c: Client,
 }
 
 impl Session {
     fn open(sock: &Path) -> io::Result<Session> {
         let stream = UnixStream::connect(sock)?;
         stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        let msize = 1 << 20;
-        let mut s = Session { stream, out: Vec::new(), inbuf: vec![0; msize as usize], have: 0, taken: 0, msize };
-        let version = b"9P2000".as_slice();
-        match s.rpc(proto::NOTAG, &Tmsg::Version { msize, version })? {
-            Rmsg::Version { msize: m, .. } => s.msize = m,
-            other => return Err(bad(format!("Tversion answered {}", show(&other)))),
+        let config = Config { dialect: Dialect::P2000, msize: 1 << 20, uname: "bench".into(), aname: String::new() };
+        let c = Client::handshake(Conn::Unix(stream), &config)?;
+        if c.root() != ROOT_FID {
+            return Err(bad(format!("the client attached as fid {}, not {ROOT_FID}", c.root())));
         }
-        let attach = Tmsg::Attach { fid: ROOT_FID, afid: NOFID, uname: b"bench", aname: b"", n_uname: NONUNAME };
-        match s.rpc(1, &attach)? {
-            Rmsg::Attach { .. } => Ok(s),
-            other => Err(bad(format!("Tattach answered {}", show(&other)))),
-        }
+        Ok(Session { c })
     }
 
     /// Twalk 0 → 9 `pid`, Tstat 9, Tclunk 9: its latency.
     fn stat_pid(&mut self) -> io::Result<Duration> {
         let t = Instant::now();
         self.walk(ROOT_FID, 9, &[b"pid"])?;
-        match self.rpc(1, &Tmsg::Stat { fid: 9 })? {
+        match self.c.call(&Tmsg::Stat { fid: 9 })? {
             Rmsg::Stat { stat } if stat.name == b"pid" => {}
             other => return Err(bad(format!("Tstat answered {}", show(&other)))),
         }
-        match self.rpc(1, &Tmsg::Clunk { fid: 9 })? {
-            Rmsg::Clunk => Ok(t.elapsed()),
-            other => Err(bad(format!("Tclunk answered {}", show(&other)))),
-        }
+        self.c.call(&Tmsg::Clunk { fid: 9 })?;
+        Ok(t.elapsed())
     }
 
     fn walk(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> io::Result<()> {
         let wn = WalkNames::new(names).ok_or_else(|| bad("too many names".into()))?;
-        match self.rpc(1, &Tmsg::Walk { fid, newfid, names: wn })? {
+        match self.c.call(&Tmsg::Walk { fid, newfid, names: wn })? {
             Rmsg::Walk { qids } if qids.len() == names.len() => Ok(()),
             Rmsg::Walk { .. } => Err(bad("the walk stopped short".into())),
             other => Err(bad(format!("Twalk answered {}", show(&other)))),
@@ -527,67 +518,10 @@ impl Session {
 
     /// Open `fid` for reading, read it whole, clunk it.
     fn read_open(&mut self, fid: u32) -> io::Result<Vec<u8>> {
-        match self.rpc(1, &Tmsg::Open { fid, mode: OREAD })? {
-            Rmsg::Open { .. } => {}
-            other => return Err(bad(format!("Topen answered {}", show(&other)))),
-        }
-        let count = self.msize - IOHDRSZ;
-        let mut data = Vec::new();
-        loop {
-            let offset = data.len() as u64;
-            match self.rpc(1, &Tmsg::Read { fid, offset, count })? {
-                Rmsg::Read { data: d } if d.is_empty() => break,
-                Rmsg::Read { data: d } => data.extend_from_slice(d),
-                other => return Err(bad(format!("Tread answered {}", show(&other)))),
-            }
-        }
-        match self.rpc(1, &Tmsg::Clunk { fid })? {
-            Rmsg::Clunk => Ok(data),
-            other => Err(bad(format!("Tclunk answered {}", show(&other)))),
-        }
-    }
-
-    fn send(&mut self, tag: u16, msg: &Tmsg<'_>) -> io::Result<()> {
-        self.out.clear();
-        proto::encode_t(&mut self.out, tag, msg, Dialect::P2000);
-        self.stream.write_all(&self.out)
-    }
-
-    fn rpc(&mut self, tag: u16, msg: &Tmsg<'_>) -> io::Result<Rmsg<'_>> {
-        self.send(tag, msg)?;
-        let (rtag, r) = self.recv_msg()?;
-        if rtag != tag {
-            return Err(bad(format!("reply tag {rtag}, sent {tag}")));
-        }
-        Ok(r)
-    }
-
-    fn recv_msg(&mut self) -> io::Result<(u16, Rmsg<'_>)> {
-        let reply = self.recv()?;
-        proto::decode_r(reply, Dialect::P2000).map_err(|e| bad(format!("decoding a reply: {e}")))
-    }
-
-    fn recv(&mut self) -> io::Result<&[u8]> {
-        if self.taken > 0 {
-            self.inbuf.copy_within(self.taken..self.have, 0);
-            self.have -= self.taken;
-            self.taken = 0;
-        }
-        loop {
-            if let Some(size) = proto::frame_size(&self.inbuf[..self.have], self.inbuf.len() as u32)
-                .map_err(|e| bad(format!("framing: {e}")))?
-            {
-                if self.have >= size {
-                    self.taken = size;
-                    return Ok(&self.inbuf[..size]);
-                }
-            }
-            let n = self.stream.read(&mut self.inbuf[self.have..])?;
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
-            }
-            self.have += n;
-        }
+        self.c.call(&Tmsg::Open { fid, mode: OREAD })?;
+        let data = self.c.read_all(fid)?;
+        self.c.call(&Tmsg::Clunk { fid })?;
+        Ok(data)
     }
 }
 

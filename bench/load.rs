@@ -22,7 +22,7 @@
 //! daemon that is already running instead. Only Unix sockets are dialed.
 //! See bench/README.md.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,8 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, IOHDRSZ, NOFID, NONUNAME, OREAD};
+use nineagents::client::{Client, Config, Conn, ServerError};
+use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, NOFID, OREAD};
 
 const USAGE: &str = "\
 usage: cargo bench --bench load -- [--spawn | --addr unix!/path] [--conns N] [--secs S]
@@ -412,56 +413,38 @@ impl Mem {
 // ---------------------------------------------------------------------------
 // One 9P session over a blocking Unix stream, one request at a time.
 
+/// A bench connection: the crate's own client (`nineagents::client`,
+/// which the tests and the `9agents` subcommands use too), on a socket
+/// with timeouts, counting the requests it sends.
 struct Session {
-    stream: UnixStream,
-    dialect: Dialect,
-    msize: u32,
-    out: Vec<u8>,
-    inbuf: Vec<u8>,
-    /// Bytes of `inbuf` holding received data not yet consumed.
-    have: usize,
-    /// Length of the reply at the front of `inbuf`, once `recv` returned it.
-    taken: usize,
+    c: Client,
     /// T-messages sent on this session.
     sent: u64,
 }
 
 impl Session {
-    /// Connect, Tversion, Tattach as `ROOT_FID`.
+    /// Connect, Tversion (plain 9P2000 at `msize`), Tattach.
     fn open(sock: &Path, msize: u32) -> io::Result<Session> {
         let stream = UnixStream::connect(sock)
             .map_err(|e| io::Error::new(e.kind(), format!("connect {}: {e}", sock.display())))?;
         stream.set_read_timeout(Some(IO_TIMEOUT))?;
         stream.set_write_timeout(Some(IO_TIMEOUT))?;
-        let mut s = Session {
-            stream,
-            dialect: Dialect::P2000,
-            msize,
-            out: Vec::with_capacity(256),
-            inbuf: vec![0; msize as usize],
-            have: 0,
-            taken: 0,
-            sent: 0,
-        };
-        let version = b"9P2000".as_slice();
-        match s.rpc(proto::NOTAG, &Tmsg::Version { msize, version })? {
-            Rmsg::Version { msize: m, version: v } if v == version && (4096..=msize).contains(&m) => s.msize = m,
-            other => return Err(bad(format!("Tversion answered {}", show(&other)))),
+        let config = Config { dialect: Dialect::P2000, msize, uname: "bench".into(), aname: String::new() };
+        let c = Client::handshake(Conn::Unix(stream), &config)?;
+        if c.root() != ROOT_FID {
+            return Err(bad(format!("the client attached as fid {}, not {ROOT_FID}", c.root())));
         }
-        let attach = Tmsg::Attach { fid: ROOT_FID, afid: NOFID, uname: b"bench", aname: b"", n_uname: NONUNAME };
-        match s.rpc(1, &attach)? {
-            Rmsg::Attach { .. } => Ok(s),
-            other => Err(bad(format!("Tattach answered {}", show(&other)))),
-        }
+        Ok(Session { c, sent: 2 })
     }
 
     /// One unit of work; for a cycle, the file's length.
     fn one(&mut self, work: &Work) -> io::Result<u64> {
         match work {
             Work::Cycle(names) => Ok(self.read_file(names)?.len() as u64),
-            Work::Floor => match self.rpc(1, &Tmsg::Clunk { fid: UNKNOWN_FID })? {
-                Rmsg::Error { .. } => Ok(0),
-                other => Err(bad(format!("Tclunk of an unknown fid answered {}", show(&other)))),
+            Work::Floor => match self.call(&Tmsg::Clunk { fid: UNKNOWN_FID }) {
+                Err(e) if ServerError::of(&e).is_some() => Ok(0),
+                Err(e) => Err(e),
+                Ok(other) => Err(bad(format!("Tclunk of an unknown fid answered {}", show(&other)))),
             },
         }
     }
@@ -475,78 +458,39 @@ impl Session {
     fn read_file(&mut self, names: &[Vec<u8>]) -> io::Result<Vec<u8>> {
         let names: Vec<&[u8]> = names.iter().map(|n| n.as_slice()).collect();
         self.walk(ROOT_FID, CYCLE_FID, &names)?;
-        match self.rpc(1, &Tmsg::Open { fid: CYCLE_FID, mode: OREAD })? {
-            Rmsg::Open { .. } => {}
-            other => return Err(bad(format!("Topen answered {}", show(&other)))),
-        }
-        let count = self.msize - IOHDRSZ;
+        self.call(&Tmsg::Open { fid: CYCLE_FID, mode: OREAD })?;
+        let count = self.c.io_max();
         let mut data = Vec::new();
         loop {
             let offset = data.len() as u64;
-            match self.rpc(1, &Tmsg::Read { fid: CYCLE_FID, offset, count })? {
+            match self.call(&Tmsg::Read { fid: CYCLE_FID, offset, count })? {
                 Rmsg::Read { data: d } => {
+                    let short = (d.len() as u32) < count;
                     data.extend_from_slice(d);
-                    if (d.len() as u32) < count {
+                    if short {
                         break;
                     }
                 }
                 other => return Err(bad(format!("Tread answered {}", show(&other)))),
             }
         }
-        match self.rpc(1, &Tmsg::Clunk { fid: CYCLE_FID })? {
-            Rmsg::Clunk => Ok(data),
-            other => Err(bad(format!("Tclunk answered {}", show(&other)))),
-        }
+        self.call(&Tmsg::Clunk { fid: CYCLE_FID })?;
+        Ok(data)
     }
 
     fn walk(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> io::Result<()> {
         let wn = WalkNames::new(names).ok_or_else(|| bad("too many names".into()))?;
-        match self.rpc(1, &Tmsg::Walk { fid, newfid, names: wn })? {
+        let text = names_text(names);
+        match self.call(&Tmsg::Walk { fid, newfid, names: wn })? {
             Rmsg::Walk { qids } if qids.len() == names.len() => Ok(()),
-            other => Err(bad(format!("Twalk {fid}->{newfid} {:?} answered {}", names_text(names), show(&other)))),
+            other => Err(bad(format!("Twalk {fid}->{newfid} {text:?} answered {}", show(&other)))),
         }
     }
 
-    /// Send one request and wait for its reply, checking the tag.
-    fn rpc(&mut self, tag: u16, msg: &Tmsg<'_>) -> io::Result<Rmsg<'_>> {
-        self.out.clear();
-        proto::encode_t(&mut self.out, tag, msg, self.dialect);
-        self.stream.write_all(&self.out)?;
+    /// One round trip; an Rerror is the error (with the server's text).
+    fn call(&mut self, msg: &Tmsg<'_>) -> io::Result<Rmsg<'_>> {
         self.sent += 1;
-        let dialect = self.dialect;
-        let reply = self.recv()?;
-        let (rtag, r) = proto::decode_r(reply, dialect).map_err(|e| bad(format!("decoding a reply: {e}")))?;
-        if rtag != tag {
-            return Err(bad(format!("reply tag {rtag}, sent {tag}")));
-        }
-        Ok(r)
-    }
-
-    /// The next whole reply's bytes.
-    fn recv(&mut self) -> io::Result<&[u8]> {
-        // Drop the previous reply, keeping anything after it.
-        if self.taken > 0 {
-            self.inbuf.copy_within(self.taken..self.have, 0);
-            self.have -= self.taken;
-            self.taken = 0;
-        }
-        loop {
-            // Framing is checked against our msize: Rversion may carry the
-            // asked msize back before the negotiated one is known.
-            if let Some(size) = proto::frame_size(&self.inbuf[..self.have], self.inbuf.len() as u32)
-                .map_err(|e| bad(format!("framing a reply: {e}")))?
-            {
-                if self.have >= size {
-                    self.taken = size;
-                    return Ok(&self.inbuf[..size]);
-                }
-            }
-            let n = self.stream.read(&mut self.inbuf[self.have..])?;
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
-            }
-            self.have += n;
-        }
+        self.c.call(msg)
     }
 }
 

@@ -118,7 +118,10 @@ fn every_entry_of_an_agent_stats_as_listed_with_the_length_its_read_returns() {
     c.walk_path(&dir, G);
     let dir_stat = c.stat_ok(G);
     c.clunk_ok(G);
-    assert_eq!((dir_stat.name, dir_stat.qid.ty, dir_stat.mode & DMDIR != 0), (agent.pid.to_string(), QTDIR, true));
+    assert_eq!(
+        (dir_stat.name.clone(), dir_stat.qid.ty, dir_stat.mode & DMDIR != 0),
+        (agent.pid.to_string(), QTDIR, true)
+    );
 }
 
 /// CONFORMANCE 26: the qid a listing reports is the qid a walk reports

@@ -230,7 +230,7 @@ fn a_message_mtime_is_its_record_timestamp() {
     let d = w.daemon(&[]);
     let mut c = d.session(Dialect::P2000u);
     let claude: Vec<(String, u32)> =
-        list_chat(&mut c, &chat_dir("claude", 100)).into_iter().map(|e| (e.name, e.mtime)).collect();
+        list_chat(&mut c, &chat_dir("claude", 100)).into_iter().map(|e| (e.name.clone(), e.mtime)).collect();
     let t = |s: u64| (T0 + s) as u32;
     assert_eq!(
         claude,

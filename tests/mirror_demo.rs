@@ -186,7 +186,7 @@ fn the_demo_shows_no_agent_of_the_machine_it_runs_on() {
     c.handshake(Dialect::P2000);
     let pid = agent.0.id().to_string();
     let shown: Vec<String> =
-        c.try_list("/active/claude", 1, 4096).unwrap_or_default().into_iter().map(|e| e.name).collect();
+        c.try_list("/active/claude", 1, 4096).unwrap_or_default().into_iter().map(|e| e.name.clone()).collect();
     assert!(!shown.contains(&pid), "the demo's /active/claude lists this machine's process {pid}: {shown:?}");
     assert_eq!(shown, vec!["48213".to_string()], "the demo's /active/claude lists only its own fake agent");
 }

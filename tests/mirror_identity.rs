@@ -332,7 +332,7 @@ fn a_fid_walked_after_another_was_freed_names_its_own_file_never_the_freed_one()
     for round in 0..50 {
         let (a, b) = (paths[round % 4], paths[(round + 1) % 4]);
         c.walk_path(a, 1).qids();
-        let name_a = c.stat_ok(1).name;
+        let name_a = c.stat_ok(1).name.clone();
         c.clunk_ok(1);
         c.walk_path(b, 2).qids();
         c.walk_path(a, 3).qids();

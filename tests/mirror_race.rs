@@ -154,7 +154,7 @@ fn list_loop(c: &mut Conn, dir: &str, until: Instant) -> Seen {
     let inside = ("app.log".to_string(), INSIDE.len() as u64);
     while Instant::now() < until {
         let got: Vec<(String, u64)> = match c.try_list(dir, 2, 4096) {
-            Ok(entries) => entries.into_iter().map(|e| (e.name, e.length)).collect(),
+            Ok(entries) => entries.into_iter().map(|e| (e.name.clone(), e.length)).collect(),
             Err(_) => Vec::new(),
         };
         assert!(got.iter().all(|e| *e == inside), "{dir} listed something from outside: {got:?}");

@@ -111,7 +111,7 @@ fn a_directory_larger_than_the_ring_lists_whole() {
     let mut c = d.session(Dialect::P2000);
     let listed = c.list("/dsh/big", 1, SESSION_MSIZE - IOHDRSZ);
     let expected: Vec<String> = (0..3000).map(|i| format!("{i:04}")).collect();
-    assert_eq!(listed.into_iter().map(|e| e.name).collect::<Vec<_>>(), expected);
+    assert_eq!(listed.into_iter().map(|e| e.name.clone()).collect::<Vec<_>>(), expected);
 }
 
 #[test]
@@ -380,7 +380,7 @@ fn a_listing_is_sorted_by_name() {
     }
     let d = Daemon::start_in(&s, &[]);
     let mut c = d.session(Dialect::P2000);
-    let listed: Vec<String> = c.list("/dsh/sorted", 1, 4096).into_iter().map(|e| e.name).collect();
+    let listed: Vec<String> = c.list("/dsh/sorted", 1, 4096).into_iter().map(|e| e.name.clone()).collect();
     let mut sorted = listed.clone();
     sorted.sort();
     assert_eq!(listed, sorted);

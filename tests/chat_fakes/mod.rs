@@ -207,7 +207,7 @@ pub fn list_chat(c: &mut Conn, dir: &str) -> Vec<Entry> {
 }
 
 pub fn chat_names(c: &mut Conn, dir: &str) -> Vec<String> {
-    list_chat(c, dir).into_iter().map(|e| e.name).collect()
+    list_chat(c, dir).into_iter().map(|e| e.name.clone()).collect()
 }
 
 /// A message's stat (through a walk of its own) and its bytes read whole
@@ -240,7 +240,7 @@ pub fn read_chat(c: &mut Conn, dir: &str) -> Vec<(Entry, Vec<u8>)> {
 
 /// The names and bytes of a chat.
 pub fn chat_text(c: &mut Conn, dir: &str) -> Vec<(String, String)> {
-    read_chat(c, dir).into_iter().map(|(e, d)| (e.name, String::from_utf8(d).expect("UTF-8"))).collect()
+    read_chat(c, dir).into_iter().map(|(e, d)| (e.name.clone(), String::from_utf8(d).expect("UTF-8"))).collect()
 }
 
 /// Reads of `path` (size `size`, bytes `whole`) at every offset from 0 to

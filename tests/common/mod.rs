@@ -870,45 +870,25 @@ impl std::fmt::Debug for Reply {
     }
 }
 
-/// A stat entry, owned.
+/// A stat entry, owned: the client's `OwnedStat` (its fields read through
+/// `Deref`), and the bytes it took on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    pub qid: Qid,
-    pub mode: u32,
-    pub atime: u32,
-    pub mtime: u32,
-    pub length: u64,
-    pub name: String,
-    pub uid: String,
-    pub gid: String,
-    pub muid: String,
-    pub extension: String,
-    pub n_uid: u32,
-    pub n_gid: u32,
-    pub n_muid: u32,
+    stat: nineagents::client::OwnedStat,
     /// The bytes the entry took on the wire, size[2] included.
     pub wire_len: usize,
 }
 
+impl std::ops::Deref for Entry {
+    type Target = nineagents::client::OwnedStat;
+    fn deref(&self) -> &Self::Target {
+        &self.stat
+    }
+}
+
 impl Entry {
     fn from_stat(s: &Stat<'_>, wire_len: usize) -> Entry {
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        Entry {
-            qid: s.qid,
-            mode: s.mode,
-            atime: s.atime,
-            mtime: s.mtime,
-            length: s.length,
-            name: text(s.name),
-            uid: text(s.uid),
-            gid: text(s.gid),
-            muid: text(s.muid),
-            extension: text(s.extension),
-            n_uid: s.n_uid,
-            n_gid: s.n_gid,
-            n_muid: s.n_muid,
-            wire_len,
-        }
+        Entry { stat: s.into(), wire_len }
     }
 }
 

@@ -89,6 +89,11 @@ impl Facts {
         self.map.len()
     }
 
+    /// The errno `want` failed with, if it is known to have failed.
+    pub fn error(&self, want: &Want) -> Option<i32> {
+        self.map.get(want)?.as_ref().err().copied()
+    }
+
     /// Is `want` answered already?
     pub fn contains(&self, want: &Want) -> bool {
         self.map.contains_key(want)

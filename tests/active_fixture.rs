@@ -195,3 +195,16 @@ fn omp_finds_its_store_when_home_is_reached_through_a_symlink() {
     assert_eq!(c.cat("/active/omp/301/via", F), b"dir\n");
     assert_eq!(c.cat("/active/omp/301/title", F), b"from the store\n");
 }
+
+/// A process table that cannot be listed is not an empty machine: the
+/// listing that needed the scan answers an error, never an empty list.
+#[test]
+fn a_proc_dir_that_cannot_be_listed_answers_an_error_not_an_empty_listing() {
+    let s = Scratch::new();
+    let missing = s.root.join("no-such-proc");
+    let d = Daemon::start_in(&s, &["--proc", missing.to_str().unwrap()]);
+    let mut c = d.session(Dialect::P2000u);
+    c.walk_path("/active/claude", 1).qids();
+    let (text, errno) = c.open(1, OREAD).error().expect("the listing must fail, not come back empty");
+    assert_eq!((text.as_str(), errno), ("i/o error", libc::EIO as u32));
+}

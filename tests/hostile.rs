@@ -127,7 +127,13 @@ fn random_request(r: &mut Rng) -> Vec<u8> {
 fn random_half_valid_traffic_never_takes_the_daemon_down_or_leaks_fds() {
     let s = Scratch::new();
     let mut d = Daemon::start_in(&s, &["--demo"]);
-    let baseline = d.fd_count();
+    // The baseline is the daemon serving a client that has read a chat: the
+    // chat pool keeps that transcript's fd (one of at most --max-chats), and
+    // the connection the harness probed readiness with has gone.
+    let mut warm = d.session(Dialect::P2000u);
+    assert!(!warm.list("/active/claude/48213/chat", 2, warm.msize - proto::IOHDRSZ).is_empty());
+    drop(warm);
+    let baseline = settled_fds(&d);
     let mut r = Rng(0x9a9e_2000_dead_beef);
     for _ in 0..CONNECTIONS {
         let mut c = d.connect();
@@ -150,4 +156,18 @@ fn random_half_valid_traffic_never_takes_the_daemon_down_or_leaks_fds() {
     drop(clean);
     let settled = poll(Duration::from_secs(5), || (d.fd_count() == baseline).then_some(()));
     assert!(settled.is_some(), "the daemon holds {} fds, {baseline} before the traffic", d.fd_count());
+}
+
+/// The daemon's fd count once it has stopped changing: polled until two
+/// readings a few milliseconds apart agree.
+fn settled_fds(d: &Daemon) -> usize {
+    let mut last = d.fd_count();
+    poll(Duration::from_secs(5), || {
+        std::thread::yield_now();
+        let now = d.fd_count();
+        let stable = now == last;
+        last = now;
+        stable.then_some(now)
+    })
+    .expect("the daemon's fd count never settled")
 }

@@ -24,9 +24,6 @@ pub const STAT_BYTES_MAX: u32 = 4 * 1024;
 /// and cwd (see `active::HEAD_BYTES_MAX`, `TAIL_BYTES_MAX`).
 pub const HEAD_BYTES_MAX: u32 = super::HEAD_BYTES_MAX as u32;
 pub const TAIL_BYTES_MAX: u32 = super::TAIL_BYTES_MAX as u32;
-/// Open fds of one process followed by the fd routes; past it the rest
-/// are not looked at (an agent holds its transcript among its first fds).
-pub const FDS_MAX: usize = 4096;
 
 /// What the derivations need to know besides the facts.
 #[derive(Clone, Debug, Default)]
@@ -207,9 +204,11 @@ fn route_registry(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option
     Some(Some((reg.session_id, rel)))
 }
 
-/// The targets of a process's fd links, at most `FDS_MAX`.
+/// The targets of a process's fd links (all of them: the executor reads at
+/// most `LINKS_PER_ROUND_MAX` a turn of the loop, and a table past
+/// `LIST_ENTRIES_MAX` lists as an error, not a shorter list).
 fn fd_targets(pid: u32, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Vec<u8>>> {
-    let fds: Vec<Name> = facts.names(Root::Proc, &pid_rel(pid, "fd"), needs)?.iter().take(FDS_MAX).cloned().collect();
+    let fds: Vec<Name> = facts.names(Root::Proc, &pid_rel(pid, "fd"), needs)?.to_vec();
     let mut targets = Vec::new();
     let mut waiting = false;
     for fd in fds {

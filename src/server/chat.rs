@@ -295,7 +295,7 @@ impl Server {
         offset: u64,
         count: u32,
     ) {
-        let key = self.insert_parked(idx, tag, Job::ChatRead { entry, plan: None }, false);
+        let key = self.insert_parked(idx, tag, Job::ChatRead { entry, plan: None, file: None }, false);
         let Some(e) = self.tree.chats.get(entry.0, entry.1) else {
             return self.answer_and_reap(key, Err(Error::NotFound));
         };
@@ -305,11 +305,12 @@ impl Server {
         if plan.file_len == 0 {
             return self.chat_render(key, entry, plan, &[]);
         }
-        let Some(fd) = e.fd.as_ref().map(|f| f.as_raw_fd()) else {
+        let Some(file) = e.fd.clone() else {
             return self.answer_and_reap(key, Err(Error::Io));
         };
+        let fd = file.as_raw_fd();
         let req = &mut self.reqs[key];
-        req.job = Job::ChatRead { entry, plan: Some(plan) };
+        req.job = Job::ChatRead { entry, plan: Some(plan), file: Some(file) };
         req.in_flight += 1;
         let len = plan.file_len as u32;
         let buf = Vec::with_capacity(len as usize);
@@ -320,7 +321,7 @@ impl Server {
     pub(super) fn on_chat_msg(&mut self, key: usize, gen: u32, c: Completion<Token>) {
         let Some(req) = self.reqs.get_mut(key).filter(|r| r.gen == gen) else { return };
         req.in_flight -= 1;
-        let Job::ChatRead { entry, plan: Some(plan) } = req.job else { return self.reap(key) };
+        let Job::ChatRead { entry, plan: Some(plan), .. } = req.job else { return self.reap(key) };
         if c.result < 0 {
             return self.answer_and_reap(key, Err(Error::Io));
         }

@@ -65,6 +65,15 @@ impl Server {
             Derivation::Scan => {
                 let ctx = self.derive_ctx();
                 let scanned = derive::scan(&ctx, &g.facts, needs)?;
+                // A process table that could not be listed is not an empty one.
+                if let Some(errno) = g.facts.error(&Want::List { root: Root::Proc, rel: Vec::new() }) {
+                    log::warn!(
+                        "scan: listing {:?}: {}",
+                        self.tree.proc_base(),
+                        std::io::Error::from_raw_os_error(errno)
+                    );
+                    return Some(self.scan_failed());
+                }
                 self.scan_landed(scanned);
                 Some(Step::Finished)
             }
@@ -169,17 +178,25 @@ impl Server {
 
     fn derivation_failed(&mut self, d: Derivation) -> Step {
         match d {
-            Derivation::Scan => {
-                self.scan_landed(Vec::new());
-                Step::Finished
-            }
+            Derivation::Scan => self.scan_failed(),
             Derivation::Fields { .. } | Derivation::Sub { .. } => Step::Answer(Err(Error::Io)),
         }
+    }
+
+    /// The scan failed: the table stays the last good scan's, and the
+    /// requests that waited for this one answer an error rather than a
+    /// listing that is not the machine's.
+    fn scan_failed(&mut self) -> Step {
+        self.tree.agents.scan_error = Some(Error::Io);
+        self.scanning = false;
+        self.wake_scan_waiters();
+        Step::Finished
     }
 
     /// The scan is back: the table becomes what it saw, and every request
     /// that waited for it resumes.
     fn scan_landed(&mut self, scanned: Vec<Scanned>) {
+        self.tree.agents.scan_error = None;
         let found: Vec<_> = scanned.iter().map(|s| s.found).collect();
         self.tree.agents.update(&found);
         for s in scanned {

@@ -73,10 +73,13 @@ pub enum Job {
     Move(Box<super::moves::Move>),
     /// A refresh of an agent's chat index (internal; `chat`).
     Chat(Box<super::chat::Refresh>),
-    /// A read of one chat message: the plan, once the index made one.
+    /// A read of one chat message: the plan, once the index made one, and
+    /// the transcript's fd, held until the read is back (a refresh may
+    /// replace the entry's meanwhile).
     ChatRead {
         entry: (usize, u32),
         plan: Option<crate::chat::ReadPlan>,
+        file: Option<Rc<OwnedFd>>,
     },
 }
 
@@ -538,7 +541,7 @@ impl Server {
                 self.ring.submit(Token::Discard, Sub::Close { fd });
             }
         }
-        if let Job::Read { file, .. } = req.job {
+        if let Job::Read { file, .. } | Job::ChatRead { file: Some(file), .. } = req.job {
             release_opened(&mut self.ring, &mut self.held, Some(Opened::File(file)));
         }
     }
@@ -608,7 +611,10 @@ fn next_place(tree: &crate::tree::Tree, w: &mut WalkState) -> Next {
                     w.scanned = true;
                     return Next::Stop(Step::Scan);
                 }
-                None => None,
+                None => match tree.agents.scan_error {
+                    Some(e) if w.qids.is_empty() => return Next::Stop(Step::Answer(Err(e))),
+                    _ => None,
+                },
             },
         },
         Loc::Mirror(_) if exclude::excluded(&name) => None,
@@ -731,6 +737,9 @@ impl Server {
         if active && !*scanned {
             *scanned = true;
             return Step::Scan;
+        }
+        if let Some(e) = self.tree.agents.scan_error.filter(|_| active) {
+            return Step::Answer(Err(e));
         }
         if let Some(h) = self.tree.active_harness(i) {
             let entries = self

@@ -85,10 +85,6 @@ impl Facts {
         self.map.insert(want, fact);
     }
 
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
     /// The errno `want` failed with, if it is known to have failed.
     pub fn error(&self, want: &Want) -> Option<i32> {
         self.map.get(want)?.as_ref().err().copied()
@@ -97,10 +93,6 @@ impl Facts {
     /// Is `want` answered already?
     pub fn contains(&self, want: &Want) -> bool {
         self.map.contains_key(want)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 
     /// `None` and the want pushed to `needs` when not yet known; `Some`

@@ -81,8 +81,8 @@ pub struct Agents {
 
 impl Agents {
     /// Make the table what the scan saw: drop the gone and the reborn, add
-    /// the new. Returns the slots that need their session resolved.
-    pub fn update(&mut self, found: &[Found]) -> Vec<(u32, u32)> {
+    /// the new. (Which of them a scan resolves again is `resolved`'s say.)
+    pub fn update(&mut self, found: &[Found]) {
         let seen: HashMap<u32, &Found> = found.iter().map(|f| (f.pid, f)).collect();
         let gone: Vec<u32> = self
             .by_pid
@@ -108,11 +108,6 @@ impl Agents {
                 self.by_pid.insert(f.pid, slot);
             }
         }
-        self.slots
-            .iter()
-            .filter(|(_, a)| a.session.as_ref().is_none_or(|s| s.id.is_empty()))
-            .map(|(slot, a)| (slot as u32, a.gen))
-            .collect()
     }
 
     /// The agents whose session is resolved, by pid and starttime: a scan
@@ -194,11 +189,14 @@ mod tests {
     #[test]
     fn an_unresolved_agent_is_asked_again_on_every_scan() {
         let mut t = Agents::default();
-        assert_eq!(t.update(&[found(7, 7)]).len(), 1);
-        assert_eq!(t.update(&[found(7, 7)]).len(), 1);
+        t.update(&[found(7, 7)]);
+        assert!(t.resolved().is_empty(), "a new agent is to be resolved");
+        t.update(&[found(7, 7)]);
+        assert!(t.resolved().is_empty(), "one that resolved nothing is asked again");
         let (slot, gen) = t.find(0, 7).unwrap();
         t.get_mut(slot, gen).unwrap().session = Some(Session { id: b"s".to_vec(), via: "registry", transcript: None });
-        assert!(t.update(&[found(7, 7)]).is_empty());
+        t.update(&[found(7, 7)]);
+        assert_eq!(t.resolved(), vec![(7, 7)], "a resolved agent is not asked again");
     }
 
     #[test]

@@ -341,10 +341,6 @@ impl Meta {
         self.kind() == libc::S_IFLNK
     }
 
-    pub fn is_socket(&self) -> bool {
-        self.kind() == libc::S_IFSOCK
-    }
-
     pub fn is_regular(&self) -> bool {
         self.kind() == libc::S_IFREG
     }
@@ -452,11 +448,6 @@ impl Tree {
         if let NodeId::Path { slot, gen } = node {
             self.paths.release(slot, gen);
         }
-    }
-
-    /// Live path-table slots (for tests and the memory bench).
-    pub fn paths_len(&self) -> usize {
-        self.paths.len()
     }
 
     /// `..` of a place, clamped at `/`.

@@ -27,35 +27,7 @@ import json
 import sys
 
 from py9p_check import CheckFailed, check, dial_unix, py9p  # exits 3 without py9p
-
-
-def read_path(c, path):
-    c.open(path)
-    data = b""
-    while True:
-        chunk = c.read(c.msize)
-        if not chunk:
-            break
-        data += chunk
-    c.close()
-    return data
-
-
-def list_path(c, path):
-    """The entries of a directory, decoded in the session's dialect (py9p's
-    own lsdir() always decodes plain 9P2000)."""
-    c.open(path)
-    entries = []
-    while True:
-        data = c.read(c.msize)
-        if not data:
-            break
-        m = py9p.Marshal9P(dotu=c.dotu)
-        m.setBuffer(data)
-        m.buf.seek(0)
-        m.decstat(entries, 0)
-    c.close()
-    return entries
+from py9p_check import list_dir as list_path, read_whole as read_path
 
 
 def name_of(entry):

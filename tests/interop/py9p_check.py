@@ -64,11 +64,14 @@ def read_whole(client, name):
     return data
 
 
-def list_dir(client):
-    """The entries of the working directory. Client.lsdir() decodes every
-    dialect as plain 9P2000 (py9p's own bug), so decode here as p9fs does,
-    in the session's dialect."""
-    client.open()
+def list_dir(client, path=None):
+    """The entries of the directory at `path` (the working directory when
+    none). Client.lsdir() decodes every dialect as plain 9P2000 (py9p's own
+    bug), so decode here as p9fs does, in the session's dialect."""
+    if path is None:
+        client.open()
+    else:
+        client.open(path)
     entries = []
     while True:
         data = client.read(client.msize)

@@ -27,6 +27,7 @@ import os
 import sys
 
 from py9p_check import CheckFailed, check, dial_unix, py9p  # exits 3 without py9p
+from py9p_check import list_dir as list_path, read_whole as read_path
 
 SECRET = b"DEMO-SECRET-must-never-be-served"
 TRANSCRIPT = "/claude/projects/-home-demo-src-9agents/4462ebfc-5f91-4ef0-9cfb-ac6e7687a66e.jsonl"
@@ -62,35 +63,6 @@ def expected_files(home, mounts):
     for mount, rel in mounts:
         walk(os.path.join(home, rel), mount)
     return out
-
-
-def read_path(c, path):
-    c.open(path)
-    data = b""
-    while True:
-        chunk = c.read(c.msize)
-        if not chunk:
-            break
-        data += chunk
-    c.close()
-    return data
-
-
-def list_path(c, path):
-    """The entries of a directory, decoded in the session's dialect (py9p's
-    own lsdir() always decodes plain 9P2000)."""
-    c.open(path)
-    entries = []
-    while True:
-        data = c.read(c.msize)
-        if not data:
-            break
-        m = py9p.Marshal9P(dotu=c.dotu)
-        m.setBuffer(data)
-        m.buf.seek(0)
-        m.decstat(entries, 0)
-    c.close()
-    return entries
 
 
 def crawl(c, path, out):

@@ -94,8 +94,9 @@ pub fn tcp(addr: SocketAddr) -> io::Result<Listener> {
     Ok(Listener { fd: listener.into(), label: format!("tcp!{local}"), unlink_on_close: None })
 }
 
-/// Block SIGTERM and SIGINT and return a signalfd that reads them;
-/// ignore SIGPIPE (a peer hanging up is seen as a send error instead).
+/// Block SIGTERM, SIGINT and SIGUSR1 and return a signalfd that reads
+/// them; ignore SIGPIPE (a peer hanging up is seen as a send error
+/// instead). SIGUSR1 asks for one status line on stderr.
 pub fn signals() -> io::Result<OwnedFd> {
     // SAFETY: plain libc calls on a local, initialised sigset; SIG_IGN for
     // SIGPIPE installs no handler code.
@@ -105,6 +106,7 @@ pub fn signals() -> io::Result<OwnedFd> {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGUSR1);
         if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
             return Err(io::Error::last_os_error());
         }

@@ -486,8 +486,27 @@ impl Server {
             return;
         }
         let signo = buf.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        if signo == libc::SIGUSR1 as u32 {
+            eprintln!("{}", self.status());
+            return self.arm_signal();
+        }
         log::info!("signal {signo}: stopping");
         self.stop();
+    }
+
+    /// One line of what the daemon holds, printed on SIGUSR1: what an
+    /// operator (or the kernel-mount test) checks after a heavy listing.
+    fn status(&self) -> String {
+        let fids: usize = self.conns.iter().map(|(_, c)| c.fids.len()).sum();
+        let parked: usize = self.conns.iter().map(|(_, c)| c.parked.len()).sum();
+        format!(
+            "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={}",
+            self.conns.len(),
+            self.reqs.len(),
+            self.ring.in_flight(),
+            self.held.files,
+            self.held.entries,
+        )
     }
 
     /// Stop accepting, unpost, and hang up on everyone.

@@ -14,7 +14,17 @@
 //!
 //! Completions are collected into a list and handed out after the queue is
 //! drained (`Ring::wait`); no completion handler ever runs inside another,
-//! so a handler may submit freely.
+//! so a handler may submit freely. A full submission queue is handed to the
+//! kernel at once; a kernel refusing entries because completions are
+//! waiting has them moved into the ring's own queue, which the next `wait`
+//! hands out first — so even then no handler runs inside `submit`, and
+//! nothing spins (TigerBeetle's io_uring loop works the same way).
+//!
+//! The ring is the owner of last resort: dropped on any path — a clean
+//! shutdown, an error out of the loop, a panic unwinding through it — it
+//! cancels what is in flight and waits for every completion before a record
+//! is freed, as tokio-uring's driver does; if even that wait fails, the
+//! records are leaked, never freed under the kernel.
 //!
 //! ```no_run
 //! use nineagents::ring::{Ring, Sub};
@@ -25,6 +35,7 @@
 //! assert_eq!(done[0].token, 7);
 //! ```
 
+use std::collections::VecDeque;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -65,6 +76,8 @@ pub enum Sub {
     CancelFd { fd: RawFd },
     /// Cancel one operation by its key.
     Cancel { key: usize },
+    /// Nothing: completes at once (the ring's tests fill queues with it).
+    Nop,
 }
 
 /// One finished operation: who asked, what the kernel answered (a
@@ -96,11 +109,18 @@ struct Op<T> {
 pub struct Ring<T> {
     uring: IoUring,
     ops: Slab<Op<T>>,
+    /// Completions taken from the kernel to make room for submissions
+    /// (`make_room`): finished, their records gone, handed out by the next
+    /// `wait` or `drain` so that no handler runs inside `submit`.
+    completed: VecDeque<Completion<T>>,
+    /// The kernel dropped completions (EBADR): some operations will never
+    /// report back, so none can be known finished.
+    lost: bool,
 }
 
-impl<T: Copy> Ring<T> {
+impl<T> Ring<T> {
     pub fn new(entries: u32) -> io::Result<Self> {
-        Ok(Ring { uring: IoUring::new(entries)?, ops: Slab::new() })
+        Ok(Ring { uring: IoUring::new(entries)?, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 
     /// Operations submitted and not yet completed.
@@ -108,8 +128,9 @@ impl<T: Copy> Ring<T> {
         self.ops.len()
     }
 
-    /// Queue one operation; it reaches the kernel at the next `wait`.
-    /// Returns the operation's key (for `Sub::Cancel`).
+    /// Queue one operation; it reaches the kernel at the next `wait` (or
+    /// now, when the submission queue is full). Returns the operation's key
+    /// (for `Sub::Cancel`).
     pub fn submit(&mut self, token: T, sub: Sub) -> usize {
         let entry = self.ops.vacant_entry();
         let key = entry.key();
@@ -126,27 +147,90 @@ impl<T: Copy> Ring<T> {
         };
         let sqe = prepare(&mut op, sub).user_data(key as u64);
         entry.insert(op);
-        self.push(&sqe);
+        if let Err(e) = self.push(&sqe) {
+            // The kernel takes no more entries. This one never reached it, so
+            // its record can go now, and its requester hears the error.
+            log::error!("ring: submitting: {e}");
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            self.completed.extend(finish(&mut self.ops, key as u64, -errno));
+        }
         key
     }
 
-    fn push(&mut self, sqe: &squeue::Entry) {
+    /// Put one entry on the submission queue, handing the queue to the
+    /// kernel first when it is full.
+    fn push(&mut self, sqe: &squeue::Entry) -> io::Result<()> {
         loop {
-            // SAFETY: every pointer in the entry points into the `Op`
-            // record just stored in the slab (a Vec's heap buffer, a Box or
-            // a CString), which is removed only when the kernel's
-            // completion for this entry arrives, so the memory outlives the
-            // kernel's use of it.
+            // SAFETY: every pointer in an entry `prepare` built points into
+            // heap memory owned by the `Op` record already stored in the slab
+            // (a Vec's buffer, a Box or a CString), which is removed only when
+            // the kernel's completion for the entry arrives, and never freed
+            // while the kernel may still hold the entry (`Drop` waits, or
+            // leaks). The ring's own cancellations hold no pointers.
             if unsafe { self.uring.submission().push(sqe) }.is_ok() {
-                return;
+                return Ok(());
             }
-            // The queue is full: hand what is there to the kernel and retry.
-            // An error here (EBUSY with the completion queue overflowing) is
-            // retried by the next `wait`, which drains completions first.
-            if self.uring.submit().is_err() {
-                self.uring.submission().sync();
+            // Full: the kernel takes the queued entries, making room.
+            self.enter(0)?;
+        }
+    }
+
+    /// Submit what is queued and wait for `want` completions. A signal's
+    /// interruption is retried; a kernel refusing entries (EBUSY: its
+    /// completion queue is overflowing; EAGAIN: out of request memory) has
+    /// room made for it (`make_room`) and is asked again, never in a spin.
+    fn enter(&mut self, mut want: usize) -> io::Result<()> {
+        loop {
+            let Err(e) = self.uring.submit_and_wait(want) else { return Ok(()) };
+            match e.raw_os_error() {
+                // Signals we act on arrive through the signalfd: this is only
+                // a wakeup.
+                Some(libc::EINTR) => {}
+                Some(libc::EBUSY | libc::EAGAIN) => want = want.saturating_sub(self.make_room()?),
+                Some(libc::EBADR) => {
+                    self.lost = true;
+                    return Err(e);
+                }
+                _ => return Err(e),
             }
         }
+    }
+
+    /// The kernel refused entries because completions are waiting: move
+    /// those in the completion queue to `completed`, which lets the kernel
+    /// flush its overflow into the room made, and count them. With none
+    /// there, block for one without submitting (asking again at once would
+    /// spin).
+    fn make_room(&mut self) -> io::Result<usize> {
+        let taken = self.reap();
+        if taken > 0 {
+            return Ok(taken);
+        }
+        loop {
+            let flags = io_uring::EnterFlags::GETEVENTS.bits();
+            // SAFETY: io_uring_enter with nothing to submit, no argument
+            // pointer and no flag giving one a meaning: the kernel touches
+            // only the rings `IoUring` mapped and owns.
+            match unsafe { self.uring.submitter().enter::<libc::sigset_t>(0, 1, flags, None) } {
+                Ok(_) => return Ok(self.reap()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => {
+                    self.lost |= e.raw_os_error() == Some(libc::EBADR);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Move every completion in the kernel's queue to `completed`; returns
+    /// how many entries were taken off the queue.
+    fn reap(&mut self) -> usize {
+        let mut taken = 0;
+        for cqe in self.uring.completion() {
+            taken += 1;
+            self.completed.extend(finish(&mut self.ops, cqe.user_data(), cqe.result()));
+        }
+        taken
     }
 
     /// Submit what is queued, wait for at least one completion, and move
@@ -156,20 +240,10 @@ impl<T: Copy> Ring<T> {
     }
 
     /// As `wait`, waiting for at least `min` completions (0: just submit
-    /// and take what is there).
+    /// and take what is there). Completions already taken from the kernel
+    /// count toward `min`.
     pub fn wait_for(&mut self, out: &mut Vec<Completion<T>>, min: usize) -> io::Result<()> {
-        loop {
-            match self.uring.submit_and_wait(min) {
-                Ok(_) => break,
-                // A signal interrupted the wait (signals we act on arrive
-                // through the signalfd, so this is only a wakeup): retry.
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                // The completion queue is full: drain it, the caller will
-                // come back and submit.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => break,
-                Err(e) => return Err(e),
-            }
-        }
+        self.enter(min.saturating_sub(self.completed.len()))?;
         self.drain(out);
         Ok(())
     }
@@ -177,57 +251,91 @@ impl<T: Copy> Ring<T> {
     /// Hand what is queued to the kernel now, without waiting: replies go
     /// out before the loop spends a slice of CPU on deferred work.
     pub fn flush(&mut self) {
-        if let Err(e) = self.uring.submit() {
+        if let Err(e) = self.enter(0) {
             log::debug!("ring: submit: {e}");
         }
     }
 
     /// Move every available completion into `out` without waiting.
     pub fn drain(&mut self, out: &mut Vec<Completion<T>>) {
-        let done: Vec<(u64, i32)> = self.uring.completion().map(|c| (c.user_data(), c.result())).collect();
-        for (key, result) in done {
-            let Some(op) = self.ops.try_remove(key as usize) else {
-                log::error!("ring: completion for unknown operation {key}");
-                continue;
-            };
-            let mut buf = op.buf;
-            if let (Some(at), Ok(n)) = (op.read_at, usize::try_from(result)) {
-                debug_assert!(at + n <= buf.capacity());
-                // SAFETY: the kernel reported writing `n` bytes starting at
-                // `at`, inside the room `prepare` reserved for the read.
-                unsafe { buf.set_len(at + n.min(buf.capacity() - at)) };
-            }
-            out.push(Completion { token: op.token, result, buf, fd: op.fd, statx: op.statx });
+        out.extend(self.completed.drain(..));
+        for cqe in self.uring.completion() {
+            out.extend(finish(&mut self.ops, cqe.user_data(), cqe.result()));
         }
     }
 
     /// Shut down: cancel everything in flight and wait for each completion,
     /// so no buffer is freed while the kernel may still touch it. Returns
-    /// the tokens of what was still in flight (for the caller's check).
+    /// the tokens of what was still in flight or not yet handed out (for the
+    /// caller's check). Some operations cannot be cancelled (a read of a
+    /// regular file, a close); they are waited for.
     pub fn cancel_all(&mut self) -> io::Result<Vec<T>> {
-        let keys: Vec<usize> = self.ops.iter().map(|(k, _)| k).collect();
-        let mut tokens = Vec::with_capacity(keys.len());
-        for key in keys {
-            let sqe = opcode::AsyncCancel::new(key as u64).build().user_data(u64::MAX);
-            self.push(&sqe);
+        if self.lost {
+            return Err(io::Error::from_raw_os_error(libc::EBADR));
         }
+        let keys: Vec<usize> = self.ops.iter().map(|(k, _)| k).collect();
+        for key in keys {
+            self.push(&opcode::AsyncCancel::new(key as u64).build().user_data(OWN_CANCEL))?;
+        }
+        let mut tokens: Vec<T> = self.completed.drain(..).map(|c| c.token).collect();
         while !self.ops.is_empty() {
-            self.uring.submit_and_wait(1).or_else(|e| {
-                if e.raw_os_error() == Some(libc::EINTR) {
-                    Ok(0)
-                } else {
-                    Err(e)
-                }
-            })?;
-            let done: Vec<u64> = self.uring.completion().map(|c| c.user_data()).collect();
-            for key in done {
-                if let Some(op) = self.ops.try_remove(key as usize) {
-                    tokens.push(op.token);
-                }
-            }
+            self.enter(1)?;
+            self.reap();
+            tokens.extend(self.completed.drain(..).map(|c| c.token));
         }
         Ok(tokens)
     }
+}
+
+/// Dropped on any path — a clean return, an error out of the loop, a panic
+/// unwinding through it — the ring cancels what is in flight and waits for
+/// every completion before its records (the memory the kernel writes) are
+/// freed. If even that wait fails, the records are leaked, never freed under
+/// the kernel.
+impl<T> Drop for Ring<T> {
+    fn drop(&mut self) {
+        if self.ops.is_empty() {
+            return;
+        }
+        match self.cancel_all() {
+            Ok(left) => {
+                log::debug!("ring: dropped after waiting for {} operation(s)", left.len());
+                #[cfg(test)]
+                tests::WAITED_ON_DROP.with(|n| n.set(n.get() + left.len()));
+            }
+            Err(e) => {
+                log::error!(
+                    "ring: dropped with {} operation(s) the kernel may still touch ({e}): leaking their memory",
+                    self.ops.len()
+                );
+                std::mem::forget(std::mem::take(&mut self.ops));
+            }
+        }
+    }
+}
+
+/// The `user_data` of the ring's own cancellations (`cancel_all`): no slab
+/// key reaches it, and its completions are no one's.
+const OWN_CANCEL: u64 = u64::MAX;
+
+/// The completion of the operation `key`, its record removed from the slab.
+/// `None` for the ring's own cancellations, and for a key not in flight.
+fn finish<T>(ops: &mut Slab<Op<T>>, key: u64, result: i32) -> Option<Completion<T>> {
+    if key == OWN_CANCEL {
+        return None;
+    }
+    let Some(op) = ops.try_remove(key as usize) else {
+        log::error!("ring: completion for unknown operation {key}");
+        return None;
+    };
+    let mut buf = op.buf;
+    if let (Some(at), Ok(n)) = (op.read_at, usize::try_from(result)) {
+        debug_assert!(at + n <= buf.capacity());
+        // SAFETY: the kernel reported writing `n` bytes starting at `at`,
+        // inside the room `prepare` reserved for the read.
+        unsafe { buf.set_len(at + n.min(buf.capacity() - at)) };
+    }
+    Some(Completion { token: op.token, result, buf, fd: op.fd, statx: op.statx })
 }
 
 /// Fill `op` with what the kernel will touch and build its entry.
@@ -307,6 +415,7 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
         Sub::PollIn { fd } => opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build(),
         Sub::CancelFd { fd } => opcode::AsyncCancel2::new(types::CancelBuilder::fd(types::Fd(fd)).all()).build(),
         Sub::Cancel { key } => opcode::AsyncCancel::new(key as u64).build(),
+        Sub::Nop => opcode::Nop::new().build(),
     }
 }
 
@@ -316,3 +425,6 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
 fn len32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
+
+#[cfg(test)]
+mod tests;

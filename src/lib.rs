@@ -12,4 +12,5 @@ pub mod post;
 pub mod proto;
 pub mod ring;
 pub mod server;
+pub(crate) mod sys;
 pub mod tree;

@@ -248,25 +248,16 @@ fn serve(opts: Options) -> std::io::Result<()> {
 /// there is no safe way to open beneath a root, so the daemon refuses to
 /// start rather than fall back.
 fn check_openat2() -> std::io::Result<()> {
-    // open_how is flags, mode, resolve: three u64s.
-    let how: [u64; 3] = [(libc::O_PATH | libc::O_CLOEXEC) as u64, 0, libc::RESOLVE_NO_SYMLINKS];
-    // SAFETY: openat2 reads `how` (of the size given) and a NUL-terminated path.
-    let fd = unsafe {
-        libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), how.as_ptr(), std::mem::size_of_val(&how))
-    };
-    if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ENOSYS) {
-            return Err(std::io::Error::new(
-                e.kind(),
-                "this kernel has no openat2 (Linux 5.6+): 9agents cannot open files safely without it",
-            ));
-        }
-        return Err(e);
+    use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
+    match rustix::fs::openat2(CWD, c"/", OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+        // The descriptor only proved the call exists: it closes as it drops.
+        Ok(_) => Ok(()),
+        Err(rustix::io::Errno::NOSYS) => Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this kernel has no openat2 (Linux 5.6+): 9agents cannot open files safely without it",
+        )),
+        Err(e) => Err(e.into()),
     }
-    // SAFETY: `fd` is the descriptor openat2 just returned to us.
-    drop(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-    Ok(())
 }
 
 /// Raise the soft fd limit to the hard one: the caps (connections, open

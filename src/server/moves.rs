@@ -11,7 +11,7 @@
 //! reaped when it exits — no zombie is left behind.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
@@ -210,11 +210,9 @@ impl Server {
     fn move_signal(&mut self, key: usize, sig: i32) {
         let Job::Move(mv) = &self.reqs[key].job else { return };
         if let Some(fd) = &mv.pidfd {
-            // SAFETY: pidfd_send_signal on a pidfd we own, no siginfo.
-            let r =
-                unsafe { libc::syscall(libc::SYS_pidfd_send_signal, fd.as_raw_fd(), sig, std::ptr::null::<u8>(), 0) };
-            if r < 0 {
-                log::debug!("move: signal {sig}: {}", std::io::Error::last_os_error());
+            let signal = crate::sys::Signal::from_named_raw(sig).expect("SIGTERM or SIGKILL");
+            if let Err(e) = crate::sys::pidfd_send_signal(fd, signal) {
+                log::debug!("move: signal {sig}: {e}");
             }
         }
     }
@@ -306,21 +304,9 @@ impl Server {
 }
 
 fn pidfd_open(pid: u32) -> Result<OwnedFd, i32> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
-    }
-    // SAFETY: a non-negative pidfd_open result is a new fd we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    crate::sys::pidfd_open(pid).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 fn unix_socket() -> std::io::Result<OwnedFd> {
-    // SAFETY: socket() returns a new fd or -1.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a non-negative socket() result is a new fd we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    crate::sys::unix_stream_socket()
 }

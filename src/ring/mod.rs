@@ -379,11 +379,12 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             op.buf = buf;
             op.fd = owned;
             op.read_at = Some(at);
-            // SAFETY: `reserve` made room for `len` bytes after `at`; the
-            // kernel writes them, and `drain` sets the length to cover
+            // `reserve` made room for `len` bytes past the length `at`: the
+            // kernel writes them, and `finish` sets the length to cover
             // exactly the count it reports.
-            let ptr = unsafe { op.buf.as_mut_ptr().add(at) };
-            opcode::Read::new(types::Fd(fd), ptr, len).offset(offset).build()
+            let spare = op.buf.spare_capacity_mut();
+            debug_assert!(spare.len() >= len as usize);
+            opcode::Read::new(types::Fd(fd), spare.as_mut_ptr().cast::<u8>(), len).offset(offset).build()
         }
         Sub::Close { fd } => {
             let raw = fd.as_raw_fd();

@@ -653,9 +653,8 @@ fn claude_record_that_is_a_fifo_is_never_opened_and_the_agent_still_lists() {
     claude_agent(&w, 74, &cwd);
     let record = w.base(Harness::Claude).join("sessions/74.json");
     fs::remove_file(&record).unwrap();
-    let c = std::ffi::CString::new(record.as_os_str().as_bytes()).unwrap();
-    // SAFETY: mkfifo(3) on a NUL-terminated path we own.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    use rustix::fs::{FileType, Mode, CWD};
+    rustix::fs::mknodat(CWD, &record, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
     assert_eq!(w.session(74), None);
     let f = w.fields_of(74);
     assert_eq!((f["via"].as_str(), f["pid"].as_str()), ("none\n", "74\n"));

@@ -116,6 +116,32 @@ fn a_codex_holding_only_its_writer_lock_resolves_via_lock() {
 }
 
 #[test]
+fn a_codex_holding_two_writer_locks_resolves_to_the_rollout_written_last_not_the_id_minted_last() {
+    // After `/new` and a resume of the older thread, the process holds
+    // both threads' locks; the thread it is in is the one it writes.
+    let fx = Fixture::new();
+    let minted_later = "019ac9a0-9999-7000-8000-000000000002";
+    let mut rollouts = Vec::new();
+    for (id, written) in [(CODEX_ID, 2_000_000_000), (minted_later, 1_000_000_000)] {
+        let rollout = fx.scratch.home_file(
+            &format!(".codex/sessions/{CODEX_DAY}/rollout-2025-11-28T10-00-00-{id}.jsonl"),
+            codex_rollout(id, &fx.cwd).as_bytes(),
+        );
+        let f = fs::File::options().append(true).open(&rollout).unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(written)).unwrap();
+        let lock = fx.scratch.home_file(&format!(".codex/thread-writer-locks/{id}.lock"), b"");
+        fx.proc.flock(201, &lock).unwrap();
+        rollouts.push(rollout);
+    }
+    fx.proc.add(201, &["codex"], &fx.cwd, b"", &[]);
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(c.cat("/active/codex/201/via", F), b"lock\n");
+    assert_eq!(c.cat("/active/codex/201/session", F), format!("{CODEX_ID}\n").as_bytes());
+    assert_eq!(c.cat("/active/codex/201/transcript", F), fs::read(&rollouts[0]).unwrap());
+}
+
+#[test]
 fn a_fifo_where_the_registry_record_should_be_never_blocks_the_daemon() {
     let fx = Fixture::new();
     fx.claude(100, CLAUDE_SID);

@@ -10,7 +10,7 @@ mod common;
 use chat_fakes::*;
 use common::*;
 
-const TOO_LONG: &str = "chat has more messages than --max-chat-messages allows: No buffer space available";
+const TOO_LONG: &str = "No buffer space available";
 
 fn messages(n: u64) -> Vec<u8> {
     lines(&(0..n).map(|i| claude_user(&format!("message {i}"), i)).collect::<Vec<_>>())

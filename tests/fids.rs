@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 
-const UNKNOWN_FID: &str = "fid unknown or out of range";
+const UNKNOWN_FID: &str = "Bad file descriptor";
 const TOO_MANY: &str = "Too many open files";
 
 #[test]

@@ -180,7 +180,7 @@ fn a_string_running_past_the_end_is_answered_with_rerror() {
     body.extend_from_slice(b"README");
     c.send_raw(&message(msg::TWALK, 7, &body));
     c.recv().expect_error();
-    c.clunk(1).assert_error("fid unknown or out of range");
+    c.clunk(1).assert_error("Bad file descriptor");
 }
 
 #[test]

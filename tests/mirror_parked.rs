@@ -63,7 +63,7 @@ fn a_flushed_walk_binds_its_newfid_exactly_when_its_rwalk_was_sent() {
                 c.clunk_ok(5);
                 answered += 1;
             }
-            None => c.clunk(5).assert_error("fid unknown or out of range"),
+            None => c.clunk(5).assert_error("Bad file descriptor"),
         }
     }
     println!("{answered} of {ROUNDS} walks answered before their flush");
@@ -87,7 +87,7 @@ fn a_flushed_open_leaves_its_fid_unopened_or_opened_and_no_descriptor_astray() {
                 answered += 1;
             }
             None => {
-                c.read(5, 0, 100).assert_error("bad use of fid: it is not open for reading");
+                c.read(5, 0, 100).assert_error("Bad file descriptor");
                 assert_eq!(c.cat_fid(5), BYTES, "the fid opens once the flush is over");
             }
         }

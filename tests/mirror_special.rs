@@ -13,7 +13,7 @@ use std::os::unix::net::UnixListener;
 
 use common::*;
 
-const NOT_REGULAR: &str = "invalid read: not a regular file";
+const NOT_REGULAR: &str = "Invalid argument";
 
 fn fifo_world() -> std::sync::Arc<Scratch> {
     let s = Scratch::new();

@@ -90,7 +90,7 @@ fn an_agent_that_outlives_the_give_up_deadline_is_left_running_and_zmx_never_run
     let mut c = d.session(Dialect::P2000);
 
     let started = Instant::now();
-    move_agent(&mut c, "claude", &agent, b"mine\n").assert_error(NOT_GONE);
+    assert_move_error(&d, &move_agent(&mut c, "claude", &agent, b"mine\n"), &NOT_GONE);
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(300), "gave up after {took:?}, before the deadline");
     assert!(took < Duration::from_secs(10), "gave up after {took:?}, past the kill timer");
@@ -102,7 +102,7 @@ fn an_agent_that_outlives_the_give_up_deadline_is_left_running_and_zmx_never_run
 
     // The failed move is over: the agent may be moved again (it is not
     // "already in progress"), and fails the same way.
-    move_agent(&mut c, "claude", &agent, b"mine\n").assert_error(NOT_GONE);
+    assert_move_error(&d, &move_agent(&mut c, "claude", &agent, b"mine\n"), &NOT_GONE);
     agent.assert_untouched();
 }
 
@@ -114,7 +114,7 @@ fn a_zmx_that_never_posts_fails_the_move_at_the_post_deadline() {
     let mut c = d.session(Dialect::P2000);
 
     let started = Instant::now();
-    move_agent(&mut c, "claude", &agent, b"mine\n").assert_error(NO_POST);
+    assert_move_error(&d, &move_agent(&mut c, "claude", &agent, b"mine\n"), &NO_POST);
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(300), "failed after {took:?}, before the post deadline");
     // By then the agent was ended and zmx ran: this is the window the
@@ -145,7 +145,7 @@ fn a_stale_socket_at_the_name_is_not_taken_for_the_post() {
         "the move answered {r:?} while nothing listens at {}: the stale socket was taken for zmx's post",
         stale.display()
     );
-    r.assert_error(NO_POST);
+    assert_move_error(&d, &r, &NO_POST);
     assert_no_zombie(&d);
 }
 
@@ -160,7 +160,7 @@ fn a_zmx_that_cannot_be_started_fails_the_move_with_its_own_text() {
         &[("ZMX_SESSION", DAEMON_ZMX)],
     );
     let mut c = d.session(Dialect::P2000);
-    move_agent(&mut c, "claude", &agent, b"mine\n").assert_error(NO_SPAWN);
+    assert_move_error(&d, &move_agent(&mut c, "claude", &agent, b"mine\n"), &NO_SPAWN);
     assert_eq!(agent.wait_killed_by(), libc::SIGTERM);
     assert_no_zombie(&d);
 }

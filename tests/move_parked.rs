@@ -151,13 +151,13 @@ fn a_second_move_of_the_same_agent_while_one_runs_is_refused() {
 
     // From another connection, and from the same one on another fid.
     open_zmx(&mut second, "claude", &agent, 1);
-    second.rpc(&Tmsg::Write { fid: 1, offset: 0, data: b"two\n" }).assert_error(MOVE_BUSY);
+    assert_move_error(&d, &second.rpc(&Tmsg::Write { fid: 1, offset: 0, data: b"two\n" }), &MOVE_BUSY);
     open_zmx(&mut first, "claude", &agent, 2);
     let again = first.tag();
     first.send(again, &Tmsg::Write { fid: 2, offset: 0, data: b"three\n" });
     let r = first.recv();
     assert_eq!(r.tag(), again, "the first move answered before the busy refusal: {r:?}");
-    r.assert_error(MOVE_BUSY);
+    assert_move_error(&d, &r, &MOVE_BUSY);
     assert_eq!(agent.try_status(), None);
 
     // The first move lands, once, with its own name.

@@ -1,5 +1,6 @@
 //! The refusals of a move (issue 6): every write to `zmx` that must not
-//! move the agent is answered with its own text, and the agent is left
+//! move the agent is answered with its errno's text and logged with its own
+//! reason, and the agent is left
 //! exactly as it was — running, no signal on its way, zmx never run.
 //! Without `--allow-move`, `zmx` is 0444 and a write is the read-only
 //! refusal; with it, `zmx` is the tree's one writable file.
@@ -14,9 +15,10 @@ use std::os::unix::net::UnixListener;
 use common::*;
 use move_fakes::*;
 
-/// Refused and nothing happened: the agent runs, zmx never ran.
-fn assert_refused(w: &World, agent: &mut Agent, r: &Reply, text: &str) {
-    r.assert_error(text);
+/// Refused, for the reason given, and nothing happened: the agent runs, zmx
+/// never ran.
+fn assert_refused(w: &World, d: &Daemon, agent: &mut Agent, r: &Reply, refusal: &Refusal) {
+    assert_move_error(d, r, refusal);
     agent.assert_untouched();
     assert!(w.zmx_record().is_none(), "zmx ran after a refusal: {:?}", w.zmx_record());
 }
@@ -100,11 +102,16 @@ fn an_illegal_name_is_refused_and_the_agent_untouched() {
     open_zmx(&mut c, "claude", &agent, 1);
     for data in bad {
         let r = c.rpc(&Tmsg::Write { fid: 1, offset: 0, data });
-        assert_eq!(r.expect_error().0, ILLEGAL_NAME, "{:?} was not refused as illegal", String::from_utf8_lossy(data));
+        assert_eq!(
+            r.expect_error().0,
+            ILLEGAL_NAME.text,
+            "{:?} was not refused as illegal",
+            String::from_utf8_lossy(data)
+        );
     }
     c.clunk_ok(1);
     let r = move_agent(&mut c, "claude", &agent, b"-/");
-    assert_refused(&w, &mut agent, &r, ILLEGAL_NAME);
+    assert_refused(&w, &d, &mut agent, &r, &ILLEGAL_NAME);
     assert!(fs::read_dir(&w.zmx_dir).unwrap().next().is_none(), "something was posted");
 }
 
@@ -116,7 +123,7 @@ fn a_name_a_live_session_holds_is_refused_and_the_agent_untouched() {
     let d = w.daemon(&[]);
     let mut c = d.session(Dialect::P2000);
     let r = move_agent(&mut c, "claude", &agent, b"taken\n");
-    assert_refused(&w, &mut agent, &r, NAME_TAKEN);
+    assert_refused(&w, &d, &mut agent, &r, &NAME_TAKEN);
 }
 
 #[test]
@@ -129,7 +136,7 @@ fn an_agent_whose_session_did_not_resolve_is_not_moved() {
     let dir = agent_dir("claude", &agent);
     assert_eq!(c.cat(&format!("{dir}/session"), 2), b"");
     let r = move_agent(&mut c, "claude", &agent, b"mine\n");
-    assert_refused(&w, &mut agent, &r, NO_SESSION);
+    assert_refused(&w, &d, &mut agent, &r, &NO_SESSION);
 }
 
 #[test]
@@ -148,7 +155,7 @@ fn a_registry_record_of_another_process_resolves_nothing_and_the_agent_is_not_mo
     let d = w.daemon(&[]);
     let mut c = d.session(Dialect::P2000);
     let r = move_agent(&mut c, "claude", &agent, b"mine\n");
-    assert_refused(&w, &mut agent, &r, NO_SESSION);
+    assert_refused(&w, &d, &mut agent, &r, &NO_SESSION);
 }
 
 #[test]
@@ -164,7 +171,7 @@ fn dsh_has_no_resume_form_and_is_not_moved() {
     assert_eq!(c.cat(&format!("{dir}/session"), 2), b"d1\n");
     assert_eq!(c.cat(&format!("{dir}/via"), 2), b"fd\n");
     let r = move_agent(&mut c, "dsh", &agent, b"mine\n");
-    assert_refused(&w, &mut agent, &r, NO_RESUME_FORM);
+    assert_refused(&w, &d, &mut agent, &r, &NO_RESUME_FORM);
 }
 
 #[test]
@@ -177,7 +184,7 @@ fn hermes_with_no_session_id_has_nothing_to_resume_and_is_not_moved() {
     assert_eq!(c.cat(&format!("{dir}/via"), 2), b"none\n");
     assert_eq!(c.cat(&format!("{dir}/session"), 2), b"");
     let r = move_agent(&mut c, "hermes", &agent, b"mine\n");
-    assert_refused(&w, &mut agent, &r, NOTHING_TO_RESUME);
+    assert_refused(&w, &d, &mut agent, &r, &NOTHING_TO_RESUME);
 }
 
 #[test]
@@ -203,5 +210,5 @@ fn an_agent_whose_cwd_cannot_be_read_is_not_moved() {
     let dir = agent_dir("claude", &agent);
     assert_eq!(c.cat(&format!("{dir}/session"), 2), format!("{SESSION_ID}\n").as_bytes());
     let r = move_agent(&mut c, "claude", &agent, b"mine\n");
-    assert_refused(&w, &mut agent, &r, NO_CWD);
+    assert_refused(&w, &d, &mut agent, &r, &NO_CWD);
 }

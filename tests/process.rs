@@ -2,8 +2,13 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use common::*;
 
@@ -49,6 +54,111 @@ fn a_killed_daemons_name_is_reclaimed_by_a_new_one() {
     let mut c = Conn::unix(&path);
     c.handshake(Dialect::P2000);
     assert_eq!(c.cat("/pid", 1), format!("{}\n", new.pid).into_bytes());
+}
+
+/// Whether a 9P server at `path` answers a Tversion with an Rversion now. A
+/// bare connect is no proof: a daemon killed a moment ago leaves a socket
+/// that still accepts for some milliseconds, and a mute one accepts for
+/// ever. One look waits `LOOK`; the caller polls looks to its deadline.
+fn answers_tversion(path: &Path) -> bool {
+    const LOOK: Duration = Duration::from_millis(200);
+    let Ok(mut s) = UnixStream::connect(path) else { return false };
+    s.set_read_timeout(Some(LOOK)).unwrap();
+    let mut out = Vec::new();
+    proto::encode_t(&mut out, NOTAG, &Tmsg::Version { msize: 8192, version: b"9P2000" }, Dialect::P2000);
+    let mut head = [0u8; 7];
+    s.write_all(&out).is_ok() && s.read_exact(&mut head).is_ok() && head[4] == msg::RVERSION
+}
+
+/// Poll until the daemon `d` answers 9P at `path`, failing with its stderr
+/// if it exits first (as one that took the name for taken does).
+fn wait_serving(d: &mut Daemon, path: &Path) {
+    let up = poll(START_DEADLINE, || {
+        if let Some(status) = d.try_status() {
+            panic!("the new daemon exited ({status}) instead of reclaiming the name; stderr:\n{}", d.stderr());
+        }
+        answers_tversion(path).then_some(())
+    });
+    assert!(up.is_some(), "the new daemon never answered at {}; stderr:\n{}", path.display(), d.stderr());
+}
+
+#[test]
+fn a_daemon_started_right_after_kill_9_reclaims_the_name_every_time() {
+    // The killed daemon's socket can still accept for a few milliseconds
+    // after it is reaped: the window is small, so try it many times.
+    let scratch = Scratch::new();
+    let path = scratch.post_path("agents");
+    let mut old = Daemon::posted(&scratch, &[]);
+    for round in 0..20 {
+        old.kill_hard();
+        let mut new = Daemon::spawn(&scratch, &[]);
+        wait_serving(&mut new, &path);
+        let mut c = Conn::unix(&path);
+        c.handshake(Dialect::P2000);
+        assert_eq!(c.cat("/pid", 1), format!("{}\n", new.pid).into_bytes(), "round {round}");
+        old = new;
+    }
+}
+
+#[test]
+fn a_socket_that_accepts_and_never_answers_is_reclaimed_after_the_deadline() {
+    let scratch = Scratch::new();
+    let dir = scratch.runtime.join("9p");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let path = scratch.post_path("agents");
+    let mute = UnixListener::bind(&path).unwrap();
+    mute.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let holder = {
+        let stop = stop.clone();
+        // Accepts every connection and holds it, saying nothing.
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                match mute.accept() {
+                    Ok((s, _)) => held.push(s),
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+            held.len()
+        })
+    };
+    let mut d = Daemon::spawn(&scratch, &[]);
+    wait_serving(&mut d, &path);
+    stop.store(true, Ordering::Relaxed);
+    assert!(holder.join().unwrap() >= 1, "the new daemon never connected to the mute socket");
+    let mut c = Conn::unix(&path);
+    c.handshake(Dialect::P2000);
+    assert_eq!(c.cat("/pid", 1), format!("{}\n", d.pid).into_bytes());
+}
+
+#[test]
+fn a_live_daemons_name_is_refused_as_taken() {
+    let scratch = Scratch::new();
+    let first = Daemon::posted(&scratch, &[]);
+    let mut second = Daemon::spawn(&scratch, &[]);
+    assert!(!second.wait_exit(EXIT_DEADLINE).success());
+    assert!(second.stderr().contains("name taken"), "stderr:\n{}", second.stderr());
+    let mut c = Conn::unix(&scratch.post_path("agents"));
+    c.handshake(Dialect::P2000);
+    assert_eq!(c.cat("/pid", 1), format!("{}\n", first.pid).into_bytes());
+}
+
+#[test]
+fn a_live_daemon_at_its_connection_cap_still_holds_its_name() {
+    // Past --max-conns a connection is accepted and closed at once: that
+    // hang-up is a live server's, not a dead one's, and must not lose it
+    // its name.
+    let scratch = Scratch::new();
+    let first = Daemon::posted(&scratch, &["--max-conns", "1"]);
+    let path = scratch.post_path("agents");
+    let mut held = Conn::unix(&path);
+    held.handshake(Dialect::P2000);
+    let mut second = Daemon::spawn(&scratch, &[]);
+    assert!(!second.wait_exit(EXIT_DEADLINE).success(), "the second daemon took a live daemon's name");
+    assert!(second.stderr().contains("name taken"), "stderr:\n{}", second.stderr());
+    assert_eq!(held.cat("/pid", 1), format!("{}\n", first.pid).into_bytes());
 }
 
 #[test]

@@ -10,14 +10,14 @@ fn read_on_an_unopened_fid_is_an_error() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000);
     c.walk_ok(ROOT, 1, &["README"]);
-    c.read(1, 0, 100).assert_error("bad use of fid: it is not open for reading");
+    c.read(1, 0, 100).assert_error("Bad file descriptor");
 }
 
 #[test]
 fn read_on_an_unknown_fid_is_an_error() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000);
-    c.read(9, 0, 100).assert_error("fid unknown or out of range");
+    c.read(9, 0, 100).assert_error("Bad file descriptor");
 }
 
 #[test]

@@ -181,7 +181,7 @@ fn a_nine_p_2000_u_listing_carries_numeric_ids() {
 fn stat_of_an_unknown_fid_is_an_error() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000);
-    c.stat(5).assert_error("fid unknown or out of range");
+    c.stat(5).assert_error("Bad file descriptor");
 }
 
 #[test]

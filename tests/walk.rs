@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 
-const UNKNOWN_FID: &str = "fid unknown or out of range";
+const UNKNOWN_FID: &str = "Bad file descriptor";
 
 #[test]
 fn walking_no_names_clones_the_fid_to_a_new_fid() {
@@ -130,7 +130,7 @@ fn newfid_in_use_is_refused_and_nothing_changes() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000);
     c.walk_ok(ROOT, 1, &["README"]);
-    c.walk(ROOT, 1, &["pid"]).assert_error("fid already in use");
+    c.walk(ROOT, 1, &["pid"]).assert_error("Bad file descriptor");
     assert_eq!(c.stat_ok(1).name, "README");
 }
 
@@ -167,7 +167,7 @@ fn cloning_an_open_fid_gives_an_unopened_fid() {
     let mut c = d.session(Dialect::P2000);
     c.open_path("/pid", 1);
     c.walk_ok(1, 2, &[]);
-    c.read(2, 0, 100).assert_error("bad use of fid: it is not open for reading");
+    c.read(2, 0, 100).assert_error("Bad file descriptor");
     c.open_ok(2, OREAD);
 }
 
@@ -192,14 +192,14 @@ fn walking_from_an_unknown_fid_is_refused() {
 fn an_empty_name_is_refused() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000);
-    c.walk_bytes(ROOT, 1, &[b""]).assert_error("invalid name: empty, '.', or holding '/' or NUL");
+    c.walk_bytes(ROOT, 1, &[b""]).assert_error("Invalid argument");
 }
 
 #[test]
 fn dot_is_refused() {
     let d = Daemon::start(&[]);
     let mut c = d.session(Dialect::P2000);
-    c.walk_bytes(ROOT, 1, &[b"."]).assert_error("invalid name: empty, '.', or holding '/' or NUL");
+    c.walk_bytes(ROOT, 1, &[b"."]).assert_error("Invalid argument");
 }
 
 #[test]

@@ -27,7 +27,9 @@
 //! 5. [`pick_thread`]: a process holds its subagents' threads too
 //!    (multi-agent runs them in-process), so a thread whose first record
 //!    says it is a subagent's is skipped, and of the rest — several after
-//!    a `/new` — the newest wins.
+//!    a `/new` — the rollout written last wins (its mtime: the seed's
+//!    rule, the thread the agent is in; the newest id is only the
+//!    tie-break, since a resumed older thread is written after a newer one).
 //!
 //! The fd route ends in the same [`pick_thread`], since a process holding
 //! its subagents' rollouts open is the same question.
@@ -171,19 +173,23 @@ pub struct Thread<'a> {
     /// The rollout's first record (its `session_meta`), or as much of it
     /// as was read: the fields looked at come early in it.
     pub first_record: &'a [u8],
-    /// The caller's measure of newest: the rollout's mtime, or
-    /// [`uuidv7_ms`] of its id when it was not statted.
-    pub newest: u64,
+    /// The rollout's mtime (seconds, as the facts' `Meta` has it; 0 when
+    /// it could not be statted): codex appends to the thread it is in.
+    pub mtime: i64,
+    /// The thread id (a UUIDv7, so it sorts by when it was minted).
+    pub id: &'a [u8],
 }
 
-/// Which of a process's threads is its session: not a subagent's, and the
-/// newest of the rest. An index into `threads`; ties go to the later one.
+/// Which of a process's threads is its session: not a subagent's, and of
+/// the rest the rollout written last — the one the agent is in, which after
+/// a `/new` and a resume need not be the newest id. Ties (one second) go to
+/// the newest id, then to the later in `threads`. An index into `threads`.
 pub fn pick_thread(threads: &[Thread<'_>]) -> Option<usize> {
     threads
         .iter()
         .enumerate()
         .filter(|(_, t)| !is_subagent_thread(t.first_record))
-        .max_by_key(|(_, t)| t.newest)
+        .max_by_key(|(_, t)| (t.mtime, t.id))
         .map(|(i, _)| i)
 }
 

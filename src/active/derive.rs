@@ -237,13 +237,12 @@ fn route_fd(
         Harness::Codex => {
             // A process may hold its subagents' rollouts too: pick its own.
             let rollouts = codex::fd_rollouts(&refs, root);
-            let mut heads = Vec::new();
-            for r in &rollouts {
-                let first = facts.bytes_upto(Root::Harness(found.harness), r.rel, HEAD_BYTES_MAX, needs)?;
-                let end = memchr::memchr(b'\n', first).unwrap_or(first.len());
-                heads.push(codex::Thread { first_record: &first[..end], newest: codex::uuidv7_ms(r.id).unwrap_or(0) });
-            }
-            codex::pick_thread(&heads).map(|i| (rollouts[i].id.to_vec(), rollouts[i].rel.to_vec()))
+            let heads: Vec<_> = rollouts
+                .iter()
+                .map(|r| codex_thread(Root::Harness(found.harness), r.rel, r.id, facts, needs))
+                .collect();
+            codex::pick_thread(&heads.into_iter().collect::<Option<Vec<_>>>()?)
+                .map(|i| (rollouts[i].id.to_vec(), rollouts[i].rel.to_vec()))
         }
         Harness::Dsh => dsh::fd_sessions(&refs, root).first().map(|s| (s.id.to_vec(), s.rel.to_vec())),
         Harness::Omp => {
@@ -314,19 +313,31 @@ fn route_codex_lock(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Opti
                 let mut rel = dir.clone();
                 rel.push(b'/');
                 rel.extend_from_slice(name);
-                threads.push((id.to_vec(), rel, ms));
+                threads.push((id.to_vec(), rel));
                 break;
             }
         }
     }
-    let mut heads = Vec::new();
-    for (_, rel, ms) in &threads {
-        let first = facts.bytes_upto(root, rel, HEAD_BYTES_MAX, needs)?;
-        let end = memchr::memchr(b'\n', first).unwrap_or(first.len());
-        heads.push(codex::Thread { first_record: &first[..end], newest: *ms });
-    }
-    let pick = codex::pick_thread(&heads);
-    Some(pick.map(|i| (threads[i].0.clone(), threads[i].1.clone())))
+    // Every candidate asked at once (no `?` until all have been): one round.
+    let heads: Vec<_> = threads.iter().map(|(id, rel)| codex_thread(root, rel, id, facts, needs)).collect();
+    let pick = codex::pick_thread(&heads.into_iter().collect::<Option<Vec<_>>>()?);
+    Some(pick.map(|i| threads[i].clone()))
+}
+
+/// What [`codex::pick_thread`] weighs of one rollout: its first record and
+/// its mtime, both wanted at once.
+fn codex_thread<'f>(
+    root: Root,
+    rel: &[u8],
+    id: &'f [u8],
+    facts: &'f Facts,
+    needs: &mut Vec<Want>,
+) -> Option<codex::Thread<'f>> {
+    let first = facts.bytes_upto(root, rel, HEAD_BYTES_MAX, needs);
+    let meta = facts.meta(root, rel, needs);
+    let (first, meta) = (first?, meta?);
+    let end = memchr::memchr(b'\n', first).unwrap_or(first.len());
+    Some(codex::Thread { first_record: &first[..end], mtime: meta.map_or(0, |m| m.mtime), id })
 }
 
 /// The fields of one agent, derived now: a field absent from the map is

@@ -10,11 +10,10 @@
 //! snapshots, modes, reminders, listings — is bookkeeping and no message.
 //! docs/CHAT.md has the whole table.
 //!
-//! A subagent's thread is not this chat: records marked `isSidechain`
-//! other than the chat's own thread are skipped, the thread being that of
-//! the first user or assistant record (so a subagent's own transcript reads
-//! as its conversation, and the 1.0.x inline sidechains of a main session
-//! do not interleave with it).
+//! A chat is a main session's (it hangs off an `/active` entry), so it is
+//! the main thread: every record marked `"isSidechain": true` — a
+//! subagent's, written inline by 1.0.x — is skipped, wherever it stands,
+//! even before the main thread's first record.
 
 use super::conv::{self, Call, Conv, PartKeys, Pending};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
@@ -128,8 +127,7 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
     if !wanted(ty) {
         return Ok(());
     }
-    let speaks = matches!(ty, b"user" | b"assistant");
-    if !in_thread(conv, rec.flag(root, SIDECHAIN), speaks) {
+    if rec.flag(root, SIDECHAIN) == Some(true) {
         return Ok(());
     }
     let time = conv.time();
@@ -144,20 +142,6 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
         b"attachment" => attachment(rec, root, time, store, conv),
         b"queue-operation" => queue(rec, root, time, store, conv),
         _ => Ok(()),
-    }
-}
-
-/// Whether a record with this `isSidechain` belongs to the chat's thread.
-fn in_thread(conv: &mut Conv, side: Option<bool>, speaks: bool) -> bool {
-    match (conv.thread, side) {
-        (None, side) => {
-            if speaks {
-                conv.thread = Some(side.unwrap_or(false));
-            }
-            true
-        }
-        (Some(thread), Some(side)) => side == thread,
-        (Some(_), None) => true,
     }
 }
 

@@ -20,9 +20,6 @@ pub(crate) struct Conv {
     time: Option<u32>,
     /// The last time parsed from a stamp.
     last: u32,
-    /// Claude: whether this chat is a subagent's thread (`isSidechain`),
-    /// set by its first user or assistant record.
-    pub thread: Option<bool>,
     /// Claude: prompts typed while the model worked.
     pub queue: Queue,
 }
@@ -39,7 +36,6 @@ impl Conv {
             stamp_len: 0,
             time: Some(0),
             last: 0,
-            thread: None,
             queue: Queue::default(),
         }
     }

@@ -1,18 +1,45 @@
 //! Listening sockets, posting the daemon's name, and the signals it obeys.
 //!
 //! The posted name is a Unix socket at `post_dir()/<name>`. The
-//! stale-socket protocol decides who owns it: if a socket is already there,
-//! connect to it — refused means its daemon died without unposting, so it is
-//! unlinked and reclaimed; answered means a live daemon holds the name, and
-//! we refuse to start rather than steal it. On the way out the name is
-//! unlinked only if the socket there is still the one we bound.
+//! stale-socket protocol decides who owns it: a name is taken only by a
+//! server that answers 9P. If a socket is already there, connect and send a
+//! Tversion: a reply means a live server holds the name, and we refuse to
+//! start rather than steal it; a refused connect, or silence until
+//! `PROBE_DEADLINE`, means its daemon is dead (or was never a 9P server),
+//! so it is unlinked and reclaimed. A bare connect is not enough: a daemon
+//! killed with SIGKILL leaves a listening socket that still accepts for a
+//! few milliseconds after it is reaped (its io_uring is torn down after
+//! the process), and the connection is then reset. A hang-up before any
+//! reply is asked again until the deadline, since it is either that dying
+//! socket (which soon refuses) or a live daemon at `--max-conns`, which
+//! accepts and closes every connection past its cap: one that keeps
+//! hanging up is live, and holds its name. This runs once, at start-up,
+//! before the loop, so its socket blocks (with timeouts).
+//!
+//! On the way out the name is unlinked only if the socket there is still
+//! the one we bound.
 
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::proto::{self, Dialect, Rmsg, Tmsg};
+
+/// How long a socket at the posted path has to answer a Tversion before it
+/// is taken for a dead daemon's. A live 9agents answers from its loop in
+/// microseconds, and no turn of the loop runs near this long; a second
+/// leaves room for a daemon on a machine under heavy load, and is all a
+/// restart over a silent socket waits.
+const PROBE_DEADLINE: Duration = Duration::from_secs(1);
+/// How long to wait before asking again after a hang-up: the dying socket
+/// of a killed daemon refuses within milliseconds.
+const PROBE_RETRY: Duration = Duration::from_millis(2);
+/// The msize the probe's Tversion asks for; a reply is read up to it.
+const PROBE_MSIZE: u32 = 8192;
 
 /// One listening socket, and the posted name it answers under, if any.
 pub struct Listener {
@@ -70,16 +97,107 @@ fn reclaim_if_stale(path: &Path) -> io::Result<()> {
             format!("{} exists and is not a socket; not touching it", path.display()),
         ));
     }
-    match UnixStream::connect(path) {
-        Ok(_) => Err(io::Error::new(
+    match probe(path)? {
+        Probe::Answers => Err(io::Error::new(
             io::ErrorKind::AddrInUse,
             format!("name taken: a live server answers at {}", path.display()),
         )),
-        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-            log::info!("reclaiming stale socket {}", path.display());
-            std::fs::remove_file(path)
+        Probe::HangsUp => Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!("name taken: a live server at {} accepts and hangs up (at its connection cap?)", path.display()),
+        )),
+        Probe::Stale(why) => {
+            // The probe can take a second: only the socket it probed goes.
+            match std::fs::symlink_metadata(path) {
+                Ok(m) if (m.dev(), m.ino()) == (meta.dev(), meta.ino()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AddrInUse,
+                        format!("name taken: another socket was posted at {} while it was probed", path.display()),
+                    ))
+                }
+            }
+            log::info!("reclaiming stale socket {} ({why})", path.display());
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            }
         }
-        Err(e) => Err(io::Error::new(e.kind(), format!("probing {}: {e}", path.display()))),
+    }
+}
+
+/// What the socket at the posted path turned out to be.
+enum Probe {
+    /// A 9P server answered the Tversion.
+    Answers,
+    /// Every connection was accepted and closed, until the deadline.
+    HangsUp,
+    /// Nothing holds the name: why.
+    Stale(&'static str),
+}
+
+/// Ask the socket at `path` for an Rversion until `PROBE_DEADLINE`.
+fn probe(path: &Path) -> io::Result<Probe> {
+    let deadline = Instant::now() + PROBE_DEADLINE;
+    loop {
+        let mut stream = match UnixStream::connect(path) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => return Ok(Probe::Stale("connection refused")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Probe::Stale("gone")),
+            Err(e) => return Err(io::Error::new(e.kind(), format!("probing {}: {e}", path.display()))),
+        };
+        match ask_version(&mut stream, deadline) {
+            Asked::Answered => return Ok(Probe::Answers),
+            Asked::Silent => return Ok(Probe::Stale("no 9P reply before the deadline")),
+            Asked::HungUp if Instant::now() + PROBE_RETRY >= deadline => return Ok(Probe::HangsUp),
+            Asked::HungUp => std::thread::sleep(PROBE_RETRY),
+        }
+    }
+}
+
+enum Asked {
+    /// A 9P reply to the Tversion (an Rversion, or an Rerror: either way a
+    /// live 9P server).
+    Answered,
+    /// EOF or a reset before a whole reply.
+    HungUp,
+    /// Nothing, or bytes that are no reply, before the deadline.
+    Silent,
+}
+
+/// Send a Tversion on `stream` and read one reply, by `deadline`.
+fn ask_version(stream: &mut UnixStream, deadline: Instant) -> Asked {
+    let mut out = Vec::new();
+    let version = Dialect::P2000.version().as_bytes();
+    proto::encode_t(&mut out, proto::NOTAG, &Tmsg::Version { msize: PROBE_MSIZE, version }, Dialect::P2000);
+    let left = || deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    if stream.set_write_timeout(Some(left())).is_err() || stream.write_all(&out).is_err() {
+        return Asked::HungUp;
+    }
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 512];
+    loop {
+        match proto::frame_size(&buf, PROBE_MSIZE) {
+            Err(_) => return Asked::Silent,
+            Ok(Some(n)) if buf.len() >= n => {
+                return match proto::decode_r(&buf[..n], Dialect::P2000) {
+                    Ok((proto::NOTAG, Rmsg::Version { .. } | Rmsg::Error { .. })) => Asked::Answered,
+                    _ => Asked::Silent,
+                };
+            }
+            Ok(_) => {}
+        }
+        if Instant::now() >= deadline || stream.set_read_timeout(Some(left())).is_err() {
+            return Asked::Silent;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) => return Asked::HungUp,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Asked::Silent,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Asked::HungUp,
+        }
     }
 }
 

@@ -72,8 +72,16 @@ pub struct Move {
 
 impl Server {
     /// A write to `zmx` arrived: check what can be checked at once, then
-    /// park the move.
+    /// park the move. A refusal is logged with its reason.
     pub(super) fn begin_move(&mut self, idx: usize, tag: u16, slot: u32, gen: u32, data: &[u8]) -> Result<(), Error> {
+        let begun = self.check_and_park_move(idx, tag, slot, gen, data);
+        if let Err(e) = begun {
+            log::warn!("move to zmx session \"{}\" refused: {}", data.trim_ascii_end().escape_ascii(), why(e));
+        }
+        begun
+    }
+
+    fn check_and_park_move(&mut self, idx: usize, tag: u16, slot: u32, gen: u32, data: &[u8]) -> Result<(), Error> {
         let name = moves::parse_name(data)?;
         let agent = self.tree.agents.get(slot, gen).ok_or(Error::NotFound)?;
         let session = agent.session.clone().filter(|s| !s.id.is_empty() || s.via == "none").ok_or(Error::NoSession)?;
@@ -296,10 +304,33 @@ impl Server {
         }
         mv.stage = Stage::Done;
         mv.pidfd = None;
+        if let Err(e) = result {
+            log::warn!("move of pid {} to zmx session \"{}\" failed: {}", mv.pid, mv.name.escape_ascii(), why(e));
+        }
         let id = (mv.slot, mv.gen);
         self.moving.remove(&id);
         self.reqs[key].pinned = false;
         self.answer(key, result);
+    }
+}
+
+/// Why a move was refused or failed, in words. The client's text is its
+/// errno's (`errors.rs`: one of the strings 9P clients map), which the
+/// four EPERM refusals share, so the log is where an operator reads which
+/// one it was.
+fn why(e: Error) -> &'static str {
+    match e {
+        Error::IllegalName => "a zmx session name is 1 to 64 bytes of A-Z a-z 0-9 . _ -",
+        Error::NoSession => "no session resolved for this agent",
+        Error::NoCwd => "the agent's cwd is unknown",
+        Error::NoResumeForm => "this harness has no resume form",
+        Error::NothingToResume => "nothing to resume: the agent has no session id",
+        Error::NameTaken => "a live zmx session holds that name",
+        Error::MoveBusy => "a move of this agent is already in progress",
+        Error::MoveNotGone => "the agent did not exit after SIGTERM and SIGKILL",
+        Error::MoveSpawn => "zmx could not be started",
+        Error::MoveNoPost => "zmx did not post the session before the deadline",
+        other => other.text(),
     }
 }
 

@@ -44,7 +44,7 @@ pub use nineagents::proto::{
 /// The binary under test, as Cargo built it for this run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_9agents");
 /// The one text every refused write carries (issue 2, CONFORMANCE 22).
-pub const READ_ONLY: &str = "9agents serves a view, not a store: writing is not permitted";
+pub const READ_ONLY: &str = "Read-only file system";
 /// The fid every `session` attaches the root to.
 pub const ROOT: u32 = 0;
 /// The msize a `session` asks for: small enough that clamping is easy to

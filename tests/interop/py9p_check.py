@@ -27,7 +27,7 @@ except ImportError as e:  # the Rust side decides whether that is a skip
     print(f"cannot import py9p ({e}): pip install p9fs", file=sys.stderr)
     sys.exit(3)
 
-READ_ONLY = b"9agents serves a view, not a store: writing is not permitted"
+READ_ONLY = b"Read-only file system"
 FIRST_NAMES = {b"README", b"pid", b"uptime"}
 # What py9p asks for and the daemon must grant (its cap is far above).
 MSIZE = 65536

@@ -37,17 +37,34 @@ use std::time::Duration;
 
 use crate::common::*;
 
-/// The refusals and failures of a move, exactly as a client reads them.
-pub const ILLEGAL_NAME: &str = "invalid zmx session name: 1 to 64 bytes of A-Z a-z 0-9 . _ -";
-pub const NO_SESSION: &str = "no session resolved for this agent: a move is not permitted";
-pub const NO_CWD: &str = "the agent's cwd is unknown: a move is not permitted";
-pub const NO_RESUME_FORM: &str = "this harness has no resume form: a move is not permitted";
-pub const NOTHING_TO_RESUME: &str = "nothing to resume: the agent has no session id, a move is not permitted";
-pub const NAME_TAKEN: &str = "zmx session exists: a live session holds that name";
-pub const MOVE_BUSY: &str = "a move of this agent is already in progress: Device or resource busy";
-pub const NOT_GONE: &str = "i/o error: the agent did not exit after SIGTERM and SIGKILL";
-pub const NO_SPAWN: &str = "i/o error: zmx could not be started";
-pub const NO_POST: &str = "i/o error: zmx did not post the session before the deadline";
+/// A refusal or failure of a move: the text a client reads (its errno's
+/// string, which several share) and the reason the daemon logs, which tells
+/// them apart.
+pub struct Refusal {
+    pub text: &'static str,
+    pub logged: &'static str,
+}
+
+const EPERM: &str = "Operation not permitted";
+pub const ILLEGAL_NAME: Refusal =
+    Refusal { text: "Invalid argument", logged: "a zmx session name is 1 to 64 bytes of A-Z a-z 0-9 . _ -" };
+pub const NO_SESSION: Refusal = Refusal { text: EPERM, logged: "no session resolved for this agent" };
+pub const NO_CWD: Refusal = Refusal { text: EPERM, logged: "the agent's cwd is unknown" };
+pub const NO_RESUME_FORM: Refusal = Refusal { text: EPERM, logged: "this harness has no resume form" };
+pub const NOTHING_TO_RESUME: Refusal =
+    Refusal { text: EPERM, logged: "nothing to resume: the agent has no session id" };
+pub const NAME_TAKEN: Refusal = Refusal { text: "File exists", logged: "a live zmx session holds that name" };
+pub const MOVE_BUSY: Refusal =
+    Refusal { text: "Device or resource busy", logged: "a move of this agent is already in progress" };
+pub const NOT_GONE: Refusal = Refusal { text: "i/o error", logged: "the agent did not exit after SIGTERM and SIGKILL" };
+pub const NO_SPAWN: Refusal = Refusal { text: "i/o error", logged: "zmx could not be started" };
+pub const NO_POST: Refusal = Refusal { text: "i/o error", logged: "zmx did not post the session before the deadline" };
+
+/// The move was answered `refusal`'s text, and the daemon logged its reason.
+pub fn assert_move_error(d: &Daemon, r: &Reply, refusal: &Refusal) {
+    r.assert_error(refusal.text);
+    d.wait_stderr(refusal.logged, REPLY_DEADLINE);
+}
 
 /// The session id every fake claude's registry record names.
 pub const SESSION_ID: &str = "s-1";

@@ -129,17 +129,41 @@ fn subagent_threads_are_known_by_their_first_record() {
     assert!(is_subagent_thread(&SUB_NEW[..SUB_NEW.len() - 2]));
 }
 
+/// Ids minted in order: `A` first, `C` last.
+const A: &[u8] = b"01a22198-0000-7000-8000-000000000001";
+const B: &[u8] = b"01a22198-ee9c-7596-a53d-e97bb5581911";
+const C: &[u8] = b"01a221cf-dd1c-7002-8002-000000000002";
+
 #[test]
-fn the_newest_thread_that_is_not_a_subagents_wins() {
+fn the_thread_written_last_that_is_not_a_subagents_wins() {
     let threads = [
-        Thread { first_record: USER, newest: 10 },
-        Thread { first_record: SUB_NEW, newest: 50 },
-        Thread { first_record: USER, newest: 20 },
-        Thread { first_record: SUB_OLD, newest: 40 },
+        Thread { first_record: USER, mtime: 10, id: C },
+        Thread { first_record: SUB_NEW, mtime: 50, id: C },
+        Thread { first_record: USER, mtime: 20, id: A },
+        Thread { first_record: SUB_OLD, mtime: 40, id: B },
     ];
     assert_eq!(pick_thread(&threads), Some(2));
     assert_eq!(pick_thread(&threads[1..2]), None);
     assert_eq!(pick_thread(&[]), None);
+}
+
+#[test]
+fn the_thread_written_last_wins_over_the_id_minted_last() {
+    // A resumed older thread is written after the newer one a `/new` made.
+    let threads = [Thread { first_record: USER, mtime: 200, id: A }, Thread { first_record: USER, mtime: 100, id: C }];
+    assert_eq!(pick_thread(&threads), Some(0));
+}
+
+#[test]
+fn an_mtime_tie_goes_to_the_newest_id_in_any_order() {
+    let mut threads = [
+        Thread { first_record: USER, mtime: 7, id: B },
+        Thread { first_record: USER, mtime: 7, id: C },
+        Thread { first_record: USER, mtime: 7, id: A },
+    ];
+    assert_eq!(threads[pick_thread(&threads).unwrap()].id, C);
+    threads.reverse();
+    assert_eq!(threads[pick_thread(&threads).unwrap()].id, C);
 }
 
 #[test]
@@ -161,7 +185,8 @@ fn the_lock_route_end_to_end_over_fixture_bytes() {
             rollout_in_listing(listing, id).unwrap()
         })
         .collect();
-    let threads = [Thread { first_record: USER, newest: 1 }, Thread { first_record: SUB_NEW, newest: 2 }];
+    let threads =
+        [Thread { first_record: USER, mtime: 1, id: ids[0] }, Thread { first_record: SUB_NEW, mtime: 2, id: ids[1] }];
     assert_eq!(found[pick_thread(&threads).unwrap()], NAME);
 }
 

@@ -941,6 +941,53 @@ fn codex_lock_skips_subagent_threads_waiters_and_other_pids_and_the_newest_wins(
     assert_eq!(w.fields_of(120)["model"], format!("{newer}\n"));
 }
 
+/// Two of a codex's own threads: the one minted first (its id and
+/// rollout) written at `minted_first_at`, the one minted an hour later at
+/// `minted_last_at`.
+fn codex_two_threads(w: &World, cwd: &Path, minted_first_at: u64, minted_last_at: u64) -> [(String, PathBuf); 2] {
+    [(v7(DAY_MS, 1), minted_first_at), (v7(DAY_MS + HOUR_MS, 2), minted_last_at)].map(|(id, mtime)| {
+        let path = rollout(w, "2026/11/28", &id, &codex_rollout(&id, cwd, "user", &id));
+        set_mtime(&path, mtime);
+        (id, path)
+    })
+}
+
+#[test]
+fn codex_lock_picks_the_rollout_written_last_not_the_id_minted_last() {
+    // After `/new` and back (`codex resume`), the thread being written is
+    // the older one: its rollout's mtime says so, its id does not.
+    let w = World::new();
+    let cwd = w.dir("work/cx");
+    let [(minted_first, _), (minted_last, _)] = codex_two_threads(&w, &cwd, 2_000, 1_000);
+    lock(&w, &minted_last, 120, false);
+    lock(&w, &minted_first, 120, false);
+    w.add(&Proc::new(120, &["codex"]).cwd(&cwd));
+    let s = w.session(120).expect("the lock route answers");
+    assert_eq!((String::from_utf8(s.id).unwrap(), s.via), (minted_first.clone(), "lock"));
+    assert_eq!(w.fields_of(120)["model"], format!("{minted_first}\n"));
+}
+
+#[test]
+fn codex_lock_breaks_an_mtime_tie_by_the_newest_id() {
+    let w = World::new();
+    let cwd = w.dir("work/cx");
+    let [(minted_first, _), (minted_last, _)] = codex_two_threads(&w, &cwd, 1_000, 1_000);
+    lock(&w, &minted_last, 120, false);
+    lock(&w, &minted_first, 120, false);
+    w.add(&Proc::new(120, &["codex"]).cwd(&cwd));
+    assert_eq!(String::from_utf8(w.session(120).expect("resolved").id).unwrap(), minted_last);
+}
+
+#[test]
+fn codex_fd_picks_the_rollout_written_last_of_those_it_holds_open() {
+    let w = World::new();
+    let cwd = w.dir("work/cx");
+    let [(minted_first, first_path), (_, last_path)] = codex_two_threads(&w, &cwd, 2_000, 1_000);
+    w.add(&Proc::new(120, &["codex"]).cwd(&cwd).fd(&last_path).fd(&first_path));
+    let s = w.session(120).expect("the fd route answers");
+    assert_eq!((String::from_utf8(s.id).unwrap(), s.via), (minted_first, "fd"));
+}
+
 #[test]
 fn codex_holding_no_rollout_and_no_lock_is_unresolved() {
     let w = World::new();

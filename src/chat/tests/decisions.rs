@@ -146,20 +146,53 @@ fn claude_thinking_is_shown_unless_redacted_to_nothing() {
 }
 
 #[test]
-fn a_subagents_thread_is_not_this_chat_but_a_subagent_file_is_its_own() {
-    let main = [
-        r#"{"type":"user","isSidechain":false,"message":{"content":"main"}}"#,
-        r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"sub says"}]}}"#,
-        r#"{"type":"assistant","isSidechain":false,"message":{"content":[{"type":"text","text":"main says"}]}}"#,
-    ];
-    assert_eq!(said(Format::Claude, &main), pairs(&[("user", "main\n"), ("assistant", "main says\n")]));
-    let sub = [
-        r#"{"type":"attachment","isSidechain":true,"attachment":{"type":"hook_system_message","content":"sub hook"}}"#,
-        r#"{"type":"user","isSidechain":true,"agentId":"a1","message":{"content":"task"}}"#,
-        r#"{"type":"assistant","isSidechain":true,"agentId":"a1","message":{"content":[{"type":"text","text":"done"}]}}"#,
-    ];
-    let want = [("system", "sub hook\n"), ("user", "task\n"), ("assistant", "done\n")];
-    assert_eq!(said(Format::Claude, &sub), pairs(&want));
+fn a_main_chat_skips_sidechain_records_that_come_first() {
+    // A subagent's records ahead of the main thread's first one: the chat
+    // is still the main thread, whatever spoke first.
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"user","isSidechain":true,"agentId":"a1","message":{"content":"task"}}"#,
+            r#"{"type":"assistant","isSidechain":true,"agentId":"a1","message":{"content":[{"type":"text","text":"done"}]}}"#,
+            r#"{"type":"system","isSidechain":true,"content":"sub system"}"#,
+            r#"{"type":"user","isSidechain":false,"message":{"content":"main"}}"#,
+            r#"{"type":"assistant","isSidechain":false,"message":{"content":[{"type":"text","text":"main says"}]}}"#,
+        ],
+    );
+    assert_eq!(got, pairs(&[("user", "main\n"), ("assistant", "main says\n")]));
+}
+
+#[test]
+fn a_main_chat_skips_sidechain_records_interleaved_with_its_own() {
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"user","isSidechain":false,"message":{"content":"main"}}"#,
+            r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"sub says"}]}}"#,
+            r#"{"type":"attachment","isSidechain":true,"attachment":{"type":"hook_system_message","content":"sub hook"}}"#,
+            r#"{"type":"assistant","isSidechain":false,"message":{"content":[{"type":"text","text":"main says"}]}}"#,
+            r#"{"type":"user","isSidechain":true,"message":{"content":"sub task"}}"#,
+            r#"{"type":"system","content":"main system"}"#,
+        ],
+    );
+    let want = [("user", "main\n"), ("assistant", "main says\n"), ("system", "main system\n")];
+    assert_eq!(got, pairs(&want));
+}
+
+#[test]
+fn a_main_chat_without_sidechains_says_every_record() {
+    // `isSidechain` false, or absent (records that never carry it).
+    let got = said(
+        Format::Claude,
+        &[
+            r#"{"type":"user","isSidechain":false,"message":{"content":"one"}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"two"}]}}"#,
+            r#"{"type":"system","isSidechain":false,"content":"three"}"#,
+            r#"{"type":"user","message":{"content":"four"}}"#,
+        ],
+    );
+    let want = [("user", "one\n"), ("assistant", "two\n"), ("system", "three\n"), ("user", "four\n")];
+    assert_eq!(got, pairs(&want));
 }
 
 #[test]

@@ -95,9 +95,9 @@ fn real_transcripts_say_what_their_records_say() {
     // Nine api_error retries are bookkeeping; the prompt and the
     // interruption ("[Request interrupted by user]") are said.
     assert_eq!(k, [(Kind::User, 2)]);
-    // A subagent's own transcript is its conversation.
+    // A subagent's own transcript is all sidechain: no main thread to say.
     let sub = kinds(Format::Claude, "claude/cc-2.1.114__subagent-compact-boundary__LeoDChen.jsonl").unwrap();
-    assert!(sub.iter().any(|&(k, n)| k == Kind::ToolCall && n > 100), "{sub:?}");
+    assert_eq!(sub, [], "{sub:?}");
     // The 2.1.92 prompt that only a queue-operation holds is said.
     let file = std::fs::read(format!("{DIR}/claude/cc-2.1.92__bridge-status-subagents__Zatoichi-42.jsonl")).unwrap();
     let mut ix = index(Format::Claude, &file);

@@ -27,7 +27,6 @@ pub enum Error {
     FidNotOpen,
     WalkOpenFid,
     BadOffset,
-    DirReadTooSmall,
     ReadOnly,
     NoAuth,
     BadAfid,
@@ -56,6 +55,8 @@ pub enum Error {
     ChatTooLong,
     ChatsBusy,
     ChatLineTooLong,
+    NoMemory,
+    PermissionDenied,
     Io,
 }
 
@@ -84,7 +85,7 @@ impl Error {
             // getdents answers a bad offset), where Linux's other ESPIPE text,
             // `bad offset in directory read`, would read as ENOTDIR.
             BadOffset => ("Illegal seek", libc::ESPIPE as u32),
-            DirReadTooSmall | BadName | TooManyNames | DupTag | MsizeTooSmall | NotRegular | IllegalName => EINVAL,
+            BadName | TooManyNames | DupTag | MsizeTooSmall | NotRegular | IllegalName => EINVAL,
             ReadOnly => ("Read-only file system", libc::EROFS as u32),
             // 9pfuse has no EOPNOTSUPP.
             NoAuth => ("Operation not supported", libc::EOPNOTSUPP as u32),
@@ -106,6 +107,24 @@ impl Error {
             ChatLineTooLong => ("File too large", libc::EFBIG as u32),
             // 9pfuse has no ENFILE.
             TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
+            NoMemory => ("Cannot allocate memory", libc::ENOMEM as u32),
+            PermissionDenied => ("Permission denied", libc::EACCES as u32),
+        }
+    }
+
+    /// The error a failed open, stat or read on disk answers, by its errno:
+    /// absence is not-found, and everything else is itself — out of fds is
+    /// never "file does not exist".
+    pub(crate) fn from_errno(errno: i32) -> Error {
+        use Error::*;
+        match errno {
+            libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::EXDEV => NotFound,
+            libc::EISDIR => IsDir,
+            libc::EMFILE => TooManyFids,
+            libc::ENFILE => TooManyOpenFiles,
+            libc::ENOMEM => NoMemory,
+            libc::EACCES | libc::EPERM => PermissionDenied,
+            _ => Io,
         }
     }
 
@@ -132,7 +151,6 @@ mod tests {
         FidNotOpen,
         WalkOpenFid,
         BadOffset,
-        DirReadTooSmall,
         ReadOnly,
         NoAuth,
         BadAfid,
@@ -161,6 +179,8 @@ mod tests {
         ChatTooLong,
         ChatsBusy,
         ChatLineTooLong,
+        NoMemory,
+        PermissionDenied,
         Io,
     ];
 

@@ -11,40 +11,32 @@
 //! test calls it with facts read synchronously from a fixture directory.
 //! Re-running a cheap pure function a few times is the price of logic that
 //! reads like the design and is tested without a ring.
-//!
-//! ```
-//! use nineagents::facts::{Facts, Root, Want};
-//! let mut facts = Facts::default();
-//! let mut needs = Vec::new();
-//! assert!(facts.bytes(Root::Proc, b"1/cmdline", &mut needs).is_none());
-//! facts.insert(needs.pop().unwrap(), Ok(nineagents::facts::Fact::Bytes(b"claude\0".to_vec())));
-//! assert_eq!(facts.bytes(Root::Proc, b"1/cmdline", &mut needs), Some(&b"claude\0"[..]));
-//! ```
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use wyhash::WyHash;
 
-use crate::tree::Meta;
+use crate::harness::Harness;
+use crate::meta::Meta;
 
 /// The bytes a `Want::Bytes` reads at most. Every file the derived views
 /// read whole (a /proc file, a registry record, a transcript's head) is
 /// small; one that is larger is read only this far, and the caller treats
 /// a full buffer as "too large" where a whole file was needed.
-pub const SLURP_BYTES_MAX: u32 = 128 * 1024;
+pub(crate) const SLURP_BYTES_MAX: u32 = 128 * 1024;
 
 /// Where a wanted path lives: the `--proc` directory, or a harness's base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Root {
+pub(crate) enum Root {
     Proc,
-    Harness(u8),
+    Harness(Harness),
 }
 
 /// One thing a derived view needs from the disk. Paths are relative to the
 /// root, composed by the view from fixed parts and checked names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Want {
+pub(crate) enum Want {
     /// The first `max` bytes of a regular file (at most `SLURP_BYTES_MAX`).
     Bytes { root: Root, rel: Vec<u8>, max: u32 },
     /// The last `max` bytes of a regular file (all of it when shorter).
@@ -59,7 +51,7 @@ pub enum Want {
 
 /// One directory entry of a `Want::List`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Name {
+pub(crate) struct Name {
     pub name: Vec<u8>,
     pub ino: u64,
     pub d_type: u8,
@@ -67,7 +59,7 @@ pub struct Name {
 
 /// What the disk answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Fact {
+pub(crate) enum Fact {
     Bytes(Vec<u8>),
     Names(Vec<Name>),
     Link(Vec<u8>),
@@ -76,7 +68,7 @@ pub enum Fact {
 
 /// The facts gathered so far; a want that failed holds its errno.
 #[derive(Default, Debug)]
-pub struct Facts {
+pub(crate) struct Facts {
     map: HashMap<Want, Result<Fact, i32>, BuildHasherDefault<WyHash>>,
 }
 
@@ -111,7 +103,7 @@ impl Facts {
     }
 
     /// A file's bytes once known (`None` while unknown). A file that could
-    /// not be read answers empty; `try_bytes` tells the error apart.
+    /// not be read answers empty; `Facts::error` tells why.
     pub fn bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[u8]> {
         self.bytes_upto(root, rel, SLURP_BYTES_MAX, needs)
     }
@@ -132,15 +124,6 @@ impl Facts {
             Ok(Fact::Bytes(b)) => Some(b),
             _ => Some(&[]),
         }
-    }
-
-    /// A file's bytes, or `Err(errno)` when it could not be read.
-    pub fn try_bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Result<&[u8], i32>> {
-        Some(match self.get(Want::Bytes { root, rel: rel.to_vec(), max: SLURP_BYTES_MAX }, needs)? {
-            Ok(Fact::Bytes(b)) => Ok(b),
-            Ok(_) => Err(libc::EINVAL),
-            Err(e) => Err(*e),
-        })
     }
 
     /// A directory's names; an unreadable directory lists nothing.
@@ -176,8 +159,8 @@ mod tests {
     fn an_unknown_fact_is_wanted_and_answers_nothing_until_known() {
         let facts = Facts::default();
         let mut needs = Vec::new();
-        assert!(facts.names(Root::Harness(1), b"sessions", &mut needs).is_none());
-        assert_eq!(needs, vec![Want::List { root: Root::Harness(1), rel: b"sessions".to_vec() }]);
+        assert!(facts.names(Root::Harness(Harness::Codex), b"sessions", &mut needs).is_none());
+        assert_eq!(needs, vec![Want::List { root: Root::Harness(Harness::Codex), rel: b"sessions".to_vec() }]);
     }
 
     #[test]
@@ -187,7 +170,10 @@ mod tests {
         facts.insert(want, Err(libc::EACCES));
         let mut needs = Vec::new();
         assert_eq!(facts.bytes(Root::Proc, b"9/environ", &mut needs), Some(&[][..]));
-        assert_eq!(facts.try_bytes(Root::Proc, b"9/environ", &mut needs), Some(Err(libc::EACCES)));
+        assert_eq!(
+            facts.error(&Want::Bytes { root: Root::Proc, rel: b"9/environ".to_vec(), max: SLURP_BYTES_MAX }),
+            Some(libc::EACCES)
+        );
         assert!(needs.is_empty());
     }
 }

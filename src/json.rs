@@ -9,8 +9,8 @@
 //! [`path`] skips every member it does not want and stops at the one it
 //! does, handing back the value as a borrowed slice of the input.
 //!
-//! ```
-//! use nineagents::json;
+//! ```ignore
+//! // (crate-internal; the same lines run as a unit test in json/tests.rs)
 //! let line = br#"{"type":"assistant","message":{"model":"claude-opus-4-8","content":[]}}"#;
 //! let raw = json::path(line, &[b"message", b"model"]).unwrap();
 //! assert_eq!(raw, br#""claude-opus-4-8""#);

@@ -1,16 +1,23 @@
 //! 9agents: every AI coding agent on a Linux machine, served as a read-only
-//! 9P2000 file tree. See docs/DESIGN.md for the architecture.
+//! 9P file tree. See docs/DESIGN.md for the architecture.
+//!
+//! The library is the daemon's and its built-in client's; what it exports
+//! is what the binary, the integration tests and the benches use: the
+//! protocol codec, the client, the server's entry point, the chat indexer
+//! (benched on its own), the harness names and the error table.
 
-pub mod active;
+pub(crate) mod active;
 pub mod chat;
 pub mod client;
 pub mod errors;
-pub mod facts;
-pub mod json;
-pub mod moves;
+pub(crate) mod facts;
+pub mod harness;
+pub(crate) mod json;
+pub(crate) mod meta;
+pub(crate) mod moves;
 pub mod post;
 pub mod proto;
-pub mod ring;
+pub(crate) mod ring;
 pub mod server;
 pub(crate) mod sys;
 pub mod tree;

@@ -6,6 +6,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use nineagents::harness::Harness;
 use nineagents::server::{listen, Config, Server};
 use nineagents::tree::{Owner, Tree};
 
@@ -13,8 +14,9 @@ const USAGE: &str = "\
 usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
                [--msize BYTES] [--max-fids N] [--max-conns N]
+               [--max-fids-total N] [--version-deadline MS]
                [--max-dir-entries N] [--max-chats N] [--max-chat-messages N]
-               [--zmx PATH] [-D] [-v]...
+               [--allow-hard-links] [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
        9agents stat [-a ADDR] PATH
@@ -38,22 +40,32 @@ unix!/path, tcp!host!port, or a posted name.
   --demo           serve the demo home shipped in the repository
   --msize BYTES    the largest message (default 1048576, at least 4096)
   --max-fids N     fids per connection (default 1048576)
+  --max-fids-total N  fids of all connections together (default 2097152)
   --max-conns N    connections at once (default 256)
+  --version-deadline MS  close a connection that has not sent Tversion by then
+                   (default 5000)
   --max-dir-entries N  entries a listed directory may hold (default 65536)
   --max-listed-entries N  directory entries all open directories hold (default 1048576)
   --max-chats N    transcripts whose chat index is kept (default 8)
   --max-chat-messages N  messages one chat may list (default 1048576)
+  --allow-hard-links  serve regular files that have more than one hard link
+                   (by default they are hidden like symlinks: the other name
+                   may be any file of yours)
   -D               print every 9P message to stderr
   -v               more logging (repeat for more)
 ";
 
-/// The harnesses whose homes the tree mirrors; `--root` accepts only these.
-const HARNESSES: [&str; 5] = ["claude", "codex", "omp", "hermes", "dsh"];
-
 /// Defaults of the limits (see docs/DESIGN.md for why each has its value).
 const MSIZE_DEFAULT: u32 = 1 << 20;
 const MAX_FIDS_DEFAULT: usize = 1 << 20;
+/// Two kernel mounts' worth of fids: about 180 MB at the measured cost of a
+/// fid, however many connections share them.
+const MAX_FIDS_TOTAL_DEFAULT: usize = 2 << 20;
 const MAX_CONNS_DEFAULT: usize = 256;
+/// A Tversion is the first thing any client sends, within a round trip of
+/// connecting; five seconds is generous to a slow machine and short enough
+/// that silent sockets cannot hold the connection slots for long.
+const VERSION_DEADLINE_MS: u64 = 5_000;
 const MAX_DIR_ENTRIES_DEFAULT: usize = 65_536;
 /// A move's clocks (the seed's): SIGKILL 5 s after SIGTERM, give up at
 /// 12 s, and wait this long for zmx to post the new session.
@@ -68,14 +80,12 @@ fn millis(p: &mut pico_args::Arguments, flag: &'static str, default: u64) -> Res
 
 struct Options {
     cfg: Config,
-    max_chats: usize,
-    max_chat_messages: usize,
     unix: Vec<PathBuf>,
     tcp: Vec<SocketAddr>,
     fd: Option<i32>,
     post: bool,
     name: String,
-    roots: Vec<(String, PathBuf)>,
+    roots: Vec<(Harness, PathBuf)>,
     proc_dir: PathBuf,
     verbosity: usize,
 }
@@ -120,19 +130,27 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
     let cfg = Config {
         msize: p.opt_value_from_str("--msize").map_err(e)?.unwrap_or(MSIZE_DEFAULT),
         max_fids: p.opt_value_from_str("--max-fids").map_err(e)?.unwrap_or(MAX_FIDS_DEFAULT),
+        max_fids_total: p.opt_value_from_str("--max-fids-total").map_err(e)?.unwrap_or(MAX_FIDS_TOTAL_DEFAULT),
         max_conns: p.opt_value_from_str("--max-conns").map_err(e)?.unwrap_or(MAX_CONNS_DEFAULT),
+        version_deadline: millis(&mut p, "--version-deadline", VERSION_DEADLINE_MS)?,
         trace: p.contains("-D"),
         max_dir_entries: p.opt_value_from_str("--max-dir-entries").map_err(e)?.unwrap_or(MAX_DIR_ENTRIES_DEFAULT),
         max_listed_entries: p
             .opt_value_from_str("--max-listed-entries")
             .map_err(e)?
             .unwrap_or(nineagents::server::LISTED_ENTRIES_MAX),
+        allow_hard_links: p.contains("--allow-hard-links"),
         allow_move: p.contains("--allow-move"),
         zmx: p.opt_value_from_str("--zmx").map_err(e)?.unwrap_or_else(|| PathBuf::from("zmx")),
         zmx_dir: nineagents::post::post_dir().map(|d| d.join("zmx")).unwrap_or_else(|_| PathBuf::from("/nonexistent")),
         move_kill_after: millis(&mut p, "--move-kill-after", MOVE_KILL_AFTER_MS)?,
         move_give_up: millis(&mut p, "--move-give-up", MOVE_GIVE_UP_MS)?,
         move_post_deadline: millis(&mut p, "--move-post-deadline", MOVE_POST_DEADLINE_MS)?,
+        max_chats: p.opt_value_from_str("--max-chats").map_err(e)?.unwrap_or(nineagents::chat::MAX_CHATS_DEFAULT),
+        max_chat_messages: p
+            .opt_value_from_str("--max-chat-messages")
+            .map_err(e)?
+            .unwrap_or(nineagents::chat::MAX_MESSAGES_DEFAULT),
     };
     if cfg.msize < nineagents::server::dispatch::MSIZE_MIN {
         return Err(format!("--msize {} is below the minimum 4096", cfg.msize));
@@ -145,35 +163,28 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
     let mut roots = Vec::new();
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         let home = PathBuf::from(home);
-        for h in HARNESSES {
-            roots.push((h.to_string(), home.join(format!(".{h}"))));
+        for h in Harness::ALL {
+            roots.push((h, home.join(h.home_dir())));
         }
     }
     if demo {
         roots.clear();
         let home = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/home");
-        for h in HARNESSES {
-            roots.push((h.to_string(), home.join(format!(".{h}"))));
+        for h in Harness::ALL {
+            roots.push((h, home.join(h.home_dir())));
         }
     }
     for spec in p.values_from_str::<_, String>("--root").map_err(e)? {
         let (name, path) = spec.split_once('=').ok_or(format!("--root {spec}: expected NAME=PATH"))?;
-        if !HARNESSES.contains(&name) {
-            return Err(format!("--root {name}: unknown harness (one of {})", HARNESSES.join(" ")));
-        }
-        roots.retain(|(n, _)| n != name);
-        roots.push((name.to_string(), PathBuf::from(path)));
+        let Some(h) = Harness::from_name(name.as_bytes()) else {
+            let all: Vec<&str> = Harness::ALL.iter().map(|h| h.name()).collect();
+            return Err(format!("--root {name}: unknown harness (one of {})", all.join(" ")));
+        };
+        roots.retain(|(n, _)| *n != h);
+        roots.push((h, PathBuf::from(path)));
     }
     let opts = Options {
         cfg,
-        max_chats: p
-            .opt_value_from_str("--max-chats")
-            .map_err(e)?
-            .unwrap_or(nineagents::tree::chats::MAX_CHATS_DEFAULT),
-        max_chat_messages: p
-            .opt_value_from_str("--max-chat-messages")
-            .map_err(e)?
-            .unwrap_or(nineagents::chat::MAX_MESSAGES_DEFAULT),
         unix: p.values_from_str("--unix").map_err(e)?,
         tcp: p.values_from_str("--tcp").map_err(e)?,
         fd: p.opt_value_from_str("--fd").map_err(e)?,
@@ -215,6 +226,7 @@ fn check_name(name: &str) -> Result<(), String> {
 fn serve(opts: Options) -> std::io::Result<()> {
     check_openat2()?;
     raise_fd_limit();
+    return_big_buffers_to_the_system();
     log::debug!("roots {:?}, proc {}, allow-move {}", opts.roots, opts.proc_dir.display(), opts.cfg.allow_move);
     let signal_fd = listen::signals()?;
     let mut listeners = Vec::new();
@@ -237,9 +249,7 @@ fn serve(opts: Options) -> std::io::Result<()> {
     };
     let uid = rustix::process::getuid().as_raw();
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
-    let mut tree = Tree::new(owner, &opts.roots, &opts.proc_dir);
-    tree.allow_move = opts.cfg.allow_move;
-    tree.chats = nineagents::tree::chats::Chats::new(opts.max_chats, opts.max_chat_messages);
+    let tree = Tree::new(owner, &opts.roots, &opts.proc_dir, opts.cfg.allow_move);
     let mut server = Server::new(opts.cfg, tree, listeners, signal_fd)?;
     server.run(only)
 }
@@ -257,6 +267,22 @@ fn check_openat2() -> std::io::Result<()> {
             "this kernel has no openat2 (Linux 5.6+): 9agents cannot open files safely without it",
         )),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Buffers of up to an msize (1 MiB) come and go with every large read.
+/// glibc's malloc raises its mmap threshold as such blocks are freed, after
+/// which they come from its heap and stay there when freed: a daemon that
+/// served a burst of clients would keep the burst's size long after they
+/// left. A fixed threshold keeps every block this large its own mapping,
+/// given back to the system when freed.
+const MALLOC_MMAP_THRESHOLD_BYTES: i32 = 128 * 1024;
+
+fn return_big_buffers_to_the_system() {
+    // SAFETY: mallopt only sets a malloc tunable; it is called before any
+    // other thread exists.
+    if unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD_BYTES) } != 1 {
+        log::warn!("could not set malloc's mmap threshold: memory may be kept after bursts");
     }
 }
 

@@ -259,9 +259,9 @@ fn a_thousand_appended_messages_are_all_listed_and_read_at_their_stat_length() {
         walk_whole(&mut c, &format!("{}/{}", dir(), e.name), fid(i));
     }
     let (mut stat_sum, mut read_sum) = (0u64, 0u64);
-    for i in 0..read.len() {
+    for (i, (e, _)) in read.iter().enumerate() {
         let st = c.stat_ok(fid(i));
-        assert_eq!(st.name, read[i].0.name);
+        assert_eq!(st.name, e.name);
         stat_sum += st.length;
         read_sum += c.cat_fid(fid(i)).len() as u64;
     }

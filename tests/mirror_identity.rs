@@ -41,10 +41,11 @@ fn world() -> std::sync::Arc<Scratch> {
 }
 
 /// A daemon on `s`'s home that sees no process of this machine (/active
-/// empty), so crawls of `/` are the test's own.
+/// empty), so crawls of `/` are the test's own. Hard links are served:
+/// these tests are about one file under two names having one qid.
 fn serve(s: &std::sync::Arc<Scratch>) -> Daemon {
     let proc_dir = s.empty_proc();
-    Daemon::start_in(s, &["--proc", &proc_dir])
+    Daemon::start_in(s, &["--proc", &proc_dir, "--allow-hard-links"])
 }
 
 /// Everything mirrored from `s`'s home, except the /skills union (the same

@@ -82,6 +82,7 @@ pub enum Why {
 }
 
 impl Why {
+    #[cfg(test)]
     pub fn as_str(self) -> &'static str {
         match self {
             Why::NotJson => "registry record is not a JSON object",

@@ -9,25 +9,24 @@
 use std::collections::BTreeMap;
 
 use crate::facts::{Facts, Name, Root, Want};
-use crate::tree::agents::{Found, Session};
-use crate::tree::{Field, HARNESSES};
 
-use super::{claude, codex, dsh, head, omp, paths, proc, Harness, Via};
+use super::agents::{Found, Session};
+use super::{claude, codex, dsh, head, omp, paths, proc, routes, Field, Harness, Via};
 
 /// Bytes of `<proc>/<pid>/cmdline` read to classify a process: argv[0]
 /// and the daemon words come first; a longer command line is classified by
 /// its first 16 KiB.
-pub const CMDLINE_BYTES_MAX: u32 = 16 * 1024;
+pub(crate) const CMDLINE_BYTES_MAX: u32 = 16 * 1024;
 /// Bytes of a `stat` file (a few hundred in practice).
-pub const STAT_BYTES_MAX: u32 = 4 * 1024;
+pub(crate) const STAT_BYTES_MAX: u32 = 4 * 1024;
 /// Bytes of a transcript's head and of its tail read for its title, model
 /// and cwd (see `active::HEAD_BYTES_MAX`, `TAIL_BYTES_MAX`).
-pub const HEAD_BYTES_MAX: u32 = super::HEAD_BYTES_MAX as u32;
-pub const TAIL_BYTES_MAX: u32 = super::TAIL_BYTES_MAX as u32;
+pub(crate) const HEAD_BYTES_MAX: u32 = super::HEAD_BYTES_MAX as u32;
+pub(crate) const TAIL_BYTES_MAX: u32 = super::TAIL_BYTES_MAX as u32;
 
 /// What the derivations need to know besides the facts.
 #[derive(Clone, Debug, Default)]
-pub struct Ctx {
+pub(crate) struct Ctx {
     /// The daemon's own pid: its ancestry is never listed.
     pub own_pid: u32,
     /// Each harness's base as the kernel spells it (resolved), to match
@@ -42,18 +41,9 @@ pub struct Ctx {
 
 /// One agent the scan found, and its session when it resolved one now.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     pub found: Found,
     pub session: Option<Session>,
-}
-
-/// The tree's index of a harness (its position in `HARNESSES`).
-pub fn harness_index(h: Harness) -> u8 {
-    HARNESSES.iter().position(|n| *n == h.as_str()).expect("every harness is in HARNESSES") as u8
-}
-
-fn harness_of(index: u8) -> Harness {
-    *Harness::ALL.iter().find(|h| harness_index(**h) == index).expect("a valid harness index")
 }
 
 fn pid_rel(pid: u32, file: &str) -> Vec<u8> {
@@ -62,7 +52,7 @@ fn pid_rel(pid: u32, file: &str) -> Vec<u8> {
 
 /// Scan `<proc>`: every process classified as an agent, not of our own
 /// ancestry, with its starttime; and for each not yet resolved, its session.
-pub fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Scanned>> {
+pub(crate) fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Scanned>> {
     let listing = facts.names(Root::Proc, b"", needs)?;
     let pids: Vec<u32> = listing.iter().filter_map(|n| pid_of(&n.name)).collect();
     let mut candidates = Vec::new();
@@ -95,7 +85,7 @@ pub fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Scann
         if matches!(st.state, b'Z' | b'X') {
             continue;
         }
-        let found = Found { harness: harness_index(h), pid, starttime: st.starttime_ticks };
+        let found = Found { harness: h, pid, starttime: st.starttime_ticks };
         let session = if ctx.resolved.contains(&(pid, st.starttime_ticks)) {
             None
         } else {
@@ -137,10 +127,10 @@ fn ancestry(own: u32, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<u32>> 
 
 /// Resolve an agent's session through its harness's routes, in order.
 /// `Some(None)` when no route answered (asked again next scan).
-pub fn resolve(ctx: &Ctx, found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<Session>> {
-    let h = harness_of(found.harness);
+pub(crate) fn resolve(ctx: &Ctx, found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<Session>> {
+    let h = found.harness;
     let cwd = facts.link(Root::Proc, &pid_rel(found.pid, "cwd"), needs)?.map(<[u8]>::to_vec);
-    for via in h.routes() {
+    for via in routes(h) {
         let got = match via {
             Via::Registry => route_registry(found, facts, needs)?,
             Via::Fd => route_fd(ctx, h, found, facts, needs)?,
@@ -172,7 +162,7 @@ fn believed(
 ) -> Option<bool> {
     let head_bytes = facts.bytes_upto(Root::Harness(found.harness), rel, HEAD_BYTES_MAX, needs)?;
     let recorded = head::read_head(h, head_bytes, None).and_then(|hd| hd.cwd);
-    Some(!matches!(head::check_cwd(recorded.as_deref(), cwd), head::CwdCheck::Mismatch))
+    Some(head::check_cwd(recorded.as_deref(), cwd).believed())
 }
 
 fn route_registry(found: &Found, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
@@ -230,7 +220,7 @@ fn route_fd(
     facts: &Facts,
     needs: &mut Vec<Want>,
 ) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
-    let Some(root) = ctx.real_bases[found.harness as usize].as_deref() else { return Some(None) };
+    let Some(root) = ctx.real_bases[found.harness.index()].as_deref() else { return Some(None) };
     let targets = fd_targets(found.pid, facts, needs)?;
     let refs: Vec<&[u8]> = targets.iter().map(Vec::as_slice).collect();
     let hit = match h {
@@ -266,7 +256,7 @@ fn route_omp_dir(
     needs: &mut Vec<Want>,
 ) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
     let Some(cwd) = cwd else { return Some(None) };
-    let root = Root::Harness(harness_index(Harness::Omp));
+    let root = Root::Harness(Harness::Omp);
     for store in omp::store_dirs(cwd, &ctx.home, &ctx.tmp) {
         let mut dir = b"agent/sessions/".to_vec();
         dir.extend_from_slice(&store);
@@ -343,7 +333,7 @@ fn codex_thread<'f>(
 /// The fields of one agent, derived now: a field absent from the map is
 /// not served. `None` while facts are missing; `Some(None)` when the
 /// process is no longer the agent (gone, or its pid reused).
-pub fn fields(
+pub(crate) fn fields(
     agent: &Found,
     session: Option<&Session>,
     facts: &Facts,
@@ -353,7 +343,7 @@ pub fn fields(
     let btime = facts.bytes_upto(Root::Proc, b"stat", STAT_BYTES_MAX, needs);
     let cwd = facts.link(Root::Proc, &pid_rel(agent.pid, "cwd"), needs);
     let environ = facts.bytes(Root::Proc, &pid_rel(agent.pid, "environ"), needs);
-    let h = harness_of(agent.harness);
+    let h = agent.harness;
     let registry = match h {
         Harness::Claude => {
             facts.bytes(Root::Harness(agent.harness), format!("sessions/{}.json", agent.pid).as_bytes(), needs)
@@ -433,7 +423,7 @@ fn subagents_dir(main: &[u8]) -> Option<Vec<u8>> {
 
 /// A subagent's transcript: `<session dir>/subagents/agent-<name>.jsonl`,
 /// for a name of plain bytes only.
-pub fn subagent_rel(main: &[u8], name: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn subagent_rel(main: &[u8], name: &[u8]) -> Option<Vec<u8>> {
     if !paths::is_session_id(name) {
         return None;
     }
@@ -447,7 +437,7 @@ pub fn subagent_rel(main: &[u8], name: &[u8]) -> Option<Vec<u8>> {
 /// The names of a claude session's subagents (`agent-<name>.jsonl`), sorted.
 /// Older Claude Code kept them beside the sessions, not attributable to
 /// one; those are not listed.
-pub fn subagents(
+pub(crate) fn subagents(
     found: &Found,
     session: Option<&Session>,
     facts: &Facts,
@@ -468,7 +458,7 @@ pub fn subagents(
 }
 
 /// A subagent's model, from its transcript's head and tail.
-pub fn subagent_model(
+pub(crate) fn subagent_model(
     found: &Found,
     session: Option<&Session>,
     name: &[u8],

@@ -37,50 +37,75 @@
 //! file, one component at a time, so a symlink or a hostile id cannot
 //! reach outside the root.
 
-pub mod claude;
-pub mod codex;
-pub mod derive;
-pub mod dsh;
-pub mod head;
-pub mod omp;
-pub mod paths;
-pub mod proc;
+pub(crate) mod agents;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod derive;
+pub(crate) mod dsh;
+pub(crate) mod head;
+pub(crate) mod omp;
+pub(crate) mod paths;
+pub(crate) mod proc;
 
-/// The harnesses `/active` lists, one directory each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Harness {
-    Claude,
-    Codex,
-    Omp,
-    Hermes,
-    Dsh,
+pub(crate) use crate::harness::Harness;
+
+/// The routes tried for a harness, in order; the first that answers names
+/// itself in `via`, and `Via::None` when none does.
+pub(crate) fn routes(h: Harness) -> &'static [Via] {
+    match h {
+        Harness::Claude => &[Via::Registry],
+        Harness::Codex => &[Via::Fd, Via::Lock],
+        Harness::Omp => &[Via::Fd, Via::Dir],
+        Harness::Dsh => &[Via::Fd],
+        Harness::Hermes => &[],
+    }
 }
 
-impl Harness {
-    /// Every harness, in the order `/active` lists them (by name).
-    pub const ALL: [Harness; 5] = [Harness::Claude, Harness::Codex, Harness::Dsh, Harness::Hermes, Harness::Omp];
+/// The files of `/active/<harness>/<pid>/`, each derived again when read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Field {
+    Cwd,
+    Model,
+    Name,
+    Pid,
+    Ppid,
+    Session,
+    Started,
+    Status,
+    Title,
+    Via,
+    Zmx,
+}
 
-    /// The directory name under `/active`, and the `argv[0]` basename that
-    /// identifies the harness.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Harness::Claude => "claude",
-            Harness::Codex => "codex",
-            Harness::Omp => "omp",
-            Harness::Hermes => "hermes",
-            Harness::Dsh => "dsh",
-        }
-    }
+impl Field {
+    /// Every field, in listing (name) order.
+    pub(crate) const ALL: [Field; 11] = [
+        Field::Cwd,
+        Field::Model,
+        Field::Name,
+        Field::Pid,
+        Field::Ppid,
+        Field::Session,
+        Field::Started,
+        Field::Status,
+        Field::Title,
+        Field::Via,
+        Field::Zmx,
+    ];
 
-    /// The routes tried for this harness, in order; the first that answers
-    /// names itself in `via`, and `Via::None` when none does.
-    pub fn routes(self) -> &'static [Via] {
+    pub(crate) fn name(self) -> &'static str {
         match self {
-            Harness::Claude => &[Via::Registry],
-            Harness::Codex => &[Via::Fd, Via::Lock],
-            Harness::Omp => &[Via::Fd, Via::Dir],
-            Harness::Dsh => &[Via::Fd],
-            Harness::Hermes => &[],
+            Field::Cwd => "cwd",
+            Field::Model => "model",
+            Field::Name => "name",
+            Field::Pid => "pid",
+            Field::Ppid => "ppid",
+            Field::Session => "session",
+            Field::Started => "started",
+            Field::Status => "status",
+            Field::Title => "title",
+            Field::Via => "via",
+            Field::Zmx => "zmx",
         }
     }
 }
@@ -88,7 +113,7 @@ impl Harness {
 /// How a session was resolved: the text of the `via` file. A wrong guess
 /// is then visible as the route that made it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Via {
+pub(crate) enum Via {
     /// Claude Code's own `sessions/<pid>.json`.
     Registry,
     /// A transcript the process holds open (`<proc>/<pid>/fd/*`).
@@ -102,7 +127,7 @@ pub enum Via {
 }
 
 impl Via {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Via::Registry => "registry",
             Via::Fd => "fd",
@@ -117,18 +142,12 @@ impl Via {
 /// The largest first record seen (a codex `session_meta` carrying its
 /// instructions) is 44 KB, and codex's first `turn_context`, which names
 /// the model, sits up to 85 KB in; 128 KiB holds both with room.
-pub const HEAD_BYTES_MAX: usize = 128 * 1024;
+pub(crate) const HEAD_BYTES_MAX: usize = 128 * 1024;
 
 /// Bytes of a transcript's tail read for what changes as a session runs:
 /// Claude Code appends `ai-title` and `custom-title` records as it goes
 /// (the last one wins), and a `/model` switch shows in the latest records.
-pub const TAIL_BYTES_MAX: usize = 64 * 1024;
-
-/// Bytes of a small record the server reads whole: a registry record,
-/// `<proc>/<pid>/stat`, `cmdline`, `environ`. A buffer that comes back
-/// full may have been cut, and the functions here treat it so (a cut
-/// registry record is not JSON and is refused).
-pub const SMALL_BYTES_MAX: usize = 64 * 1024;
+pub(crate) const TAIL_BYTES_MAX: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -142,11 +161,9 @@ mod tests {
     }
 
     #[test]
-    fn harnesses_list_by_name_and_each_has_its_ladder() {
-        let names: Vec<_> = Harness::ALL.iter().map(|h| h.as_str()).collect();
-        assert_eq!(names, ["claude", "codex", "dsh", "hermes", "omp"]);
-        assert_eq!(Harness::Codex.routes(), &[Via::Fd, Via::Lock]);
-        assert_eq!(Harness::Omp.routes(), &[Via::Fd, Via::Dir]);
-        assert!(Harness::Hermes.routes().is_empty());
+    fn each_harness_has_its_ladder() {
+        assert_eq!(routes(Harness::Codex), &[Via::Fd, Via::Lock]);
+        assert_eq!(routes(Harness::Omp), &[Via::Fd, Via::Dir]);
+        assert!(routes(Harness::Hermes).is_empty());
     }
 }

@@ -184,25 +184,5 @@ pub fn env_value<'a>(environ: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     environ.split(|&b| b == 0).find_map(|entry| entry.strip_prefix(key)?.strip_prefix(b"="))
 }
 
-/// Whether `pid` is `of` itself or one of its ancestors, following
-/// `parent_of` (the ppid of a pid, `None` when unknown). The walk stops at
-/// pid 0, at an unknown parent, at a process that is its own parent, and
-/// after `ANCESTRY_DEPTH_MAX` steps, so a loop in what `parent_of` answers
-/// ends. The daemon asks this with `of` = its own pid, to never list the
-/// tree it lives in.
-pub fn is_ancestor(pid: u32, of: u32, parent_of: impl Fn(u32) -> Option<u32>) -> bool {
-    let mut at = of;
-    for _ in 0..ANCESTRY_DEPTH_MAX {
-        if at == pid {
-            return true;
-        }
-        match parent_of(at) {
-            Some(parent) if parent != 0 && parent != at => at = parent,
-            _ => return false,
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests;

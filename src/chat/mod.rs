@@ -52,6 +52,7 @@ mod codex;
 mod conv;
 mod escape;
 mod index;
+pub(crate) mod pool;
 mod render;
 mod scan;
 mod store;
@@ -62,6 +63,7 @@ mod walk;
 mod tests;
 
 pub use index::{Index, Info, Probe};
+pub use pool::MAX_CHATS_DEFAULT;
 pub use render::ReadPlan;
 pub use time::parse_time;
 

@@ -199,3 +199,11 @@ fn fuzz_random_bytes_never_panic() {
         let _ = string(&raw);
     }
 }
+
+#[test]
+fn the_module_example_reads_a_nested_string_without_parsing_the_rest() {
+    let line = br#"{"type":"assistant","message":{"model":"claude-opus-4-8","content":[]}}"#;
+    let raw = crate::json::path(line, &[b"message", b"model"]).unwrap();
+    assert_eq!(raw, br#""claude-opus-4-8""#);
+    assert_eq!(crate::json::string(raw).unwrap(), b"claude-opus-4-8");
+}

@@ -10,6 +10,7 @@
 //! is fixed per harness and filled from what the daemon resolved itself.
 
 use crate::errors::Error;
+use crate::harness::Harness;
 
 /// The longest zmx session name accepted.
 pub const NAME_BYTES_MAX: usize = 64;
@@ -17,7 +18,7 @@ pub const NAME_BYTES_MAX: usize = 64;
 /// The name a write asks for: one line (a trailing newline is allowed) of
 /// 1 to `NAME_BYTES_MAX` bytes of `[A-Za-z0-9._-]`, not all dots (so it is
 /// a plain file name in the zmx registry).
-pub fn parse_name(data: &[u8]) -> Result<&[u8], Error> {
+pub(crate) fn parse_name(data: &[u8]) -> Result<&[u8], Error> {
     let name = data.strip_suffix(b"\n").unwrap_or(data);
     let charset = name.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
     if name.is_empty() || name.len() > NAME_BYTES_MAX || !charset || name.iter().all(|&b| b == b'.') {
@@ -29,21 +30,24 @@ pub fn parse_name(data: &[u8]) -> Result<&[u8], Error> {
 /// The harness's command to resume a session, or why there is none:
 /// `claude --resume <sid>`, `omp --resume <transcript>`,
 /// `codex resume <sid>`, `hermes --resume <sid>`; dsh has no resume form.
-pub fn resume_argv(harness: &str, session_id: &[u8], transcript: Option<&[u8]>) -> Result<Vec<Vec<u8>>, Error> {
+pub(crate) fn resume_argv(
+    harness: Harness,
+    session_id: &[u8],
+    transcript: Option<&[u8]>,
+) -> Result<Vec<Vec<u8>>, Error> {
     let argv: Vec<&[u8]> = match harness {
-        "dsh" => return Err(Error::NoResumeForm),
+        Harness::Dsh => return Err(Error::NoResumeForm),
         _ if session_id.is_empty() => return Err(Error::NothingToResume),
-        "claude" => vec![b"claude", b"--resume", session_id],
-        "codex" => vec![b"codex", b"resume", session_id],
-        "hermes" => vec![b"hermes", b"--resume", session_id],
-        "omp" => vec![b"omp", b"--resume", transcript.ok_or(Error::NothingToResume)?],
-        _ => return Err(Error::NoResumeForm),
+        Harness::Claude => vec![b"claude", b"--resume", session_id],
+        Harness::Codex => vec![b"codex", b"resume", session_id],
+        Harness::Hermes => vec![b"hermes", b"--resume", session_id],
+        Harness::Omp => vec![b"omp", b"--resume", transcript.ok_or(Error::NothingToResume)?],
     };
     Ok(argv.into_iter().map(<[u8]>::to_vec).collect())
 }
 
 /// The whole command line: `zmx run <name> -d` and the resume command.
-pub fn zmx_argv(name: &[u8], resume: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+pub(crate) fn zmx_argv(name: &[u8], resume: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     let mut argv = vec![b"run".to_vec(), name.to_vec(), b"-d".to_vec()];
     argv.extend(resume);
     argv
@@ -67,17 +71,20 @@ mod tests {
     #[test]
     fn each_harness_resumes_with_its_fixed_argv() {
         let v = |a: &[&str]| a.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>();
-        assert_eq!(resume_argv("claude", b"s1", None), Ok(v(&["claude", "--resume", "s1"])));
-        assert_eq!(resume_argv("codex", b"s2", None), Ok(v(&["codex", "resume", "s2"])));
-        assert_eq!(resume_argv("hermes", b"s3", None), Ok(v(&["hermes", "--resume", "s3"])));
-        assert_eq!(resume_argv("omp", b"s4", Some(b"/h/.omp/t.jsonl")), Ok(v(&["omp", "--resume", "/h/.omp/t.jsonl"])));
+        assert_eq!(resume_argv(Harness::Claude, b"s1", None), Ok(v(&["claude", "--resume", "s1"])));
+        assert_eq!(resume_argv(Harness::Codex, b"s2", None), Ok(v(&["codex", "resume", "s2"])));
+        assert_eq!(resume_argv(Harness::Hermes, b"s3", None), Ok(v(&["hermes", "--resume", "s3"])));
+        assert_eq!(
+            resume_argv(Harness::Omp, b"s4", Some(b"/h/.omp/t.jsonl")),
+            Ok(v(&["omp", "--resume", "/h/.omp/t.jsonl"]))
+        );
     }
 
     #[test]
     fn dsh_has_no_resume_form_and_an_empty_session_is_nothing_to_resume() {
-        assert_eq!(resume_argv("dsh", b"s", None), Err(Error::NoResumeForm));
-        assert_eq!(resume_argv("hermes", b"", None), Err(Error::NothingToResume));
-        assert_eq!(resume_argv("omp", b"s", None), Err(Error::NothingToResume));
+        assert_eq!(resume_argv(Harness::Dsh, b"s", None), Err(Error::NoResumeForm));
+        assert_eq!(resume_argv(Harness::Hermes, b"", None), Err(Error::NothingToResume));
+        assert_eq!(resume_argv(Harness::Omp, b"s", None), Err(Error::NothingToResume));
     }
 
     #[test]

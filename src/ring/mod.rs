@@ -26,8 +26,8 @@
 //! is freed, as tokio-uring's driver does; if even that wait fails, the
 //! records are leaked, never freed under the kernel.
 //!
-//! ```no_run
-//! use nineagents::ring::{Ring, Sub};
+//! ```ignore
+//! // (the module is crate-internal; this is how the server uses it)
 //! let mut ring: Ring<u32> = Ring::new(64).unwrap();
 //! ring.submit(7, Sub::Timeout { nanos: 1_000_000 });
 //! let mut done = Vec::new();
@@ -77,11 +77,14 @@ pub enum Sub {
     /// Cancel one operation by its key.
     Cancel { key: usize },
     /// Nothing: completes at once (the ring's tests fill queues with it).
+    #[cfg(test)]
     Nop,
 }
 
 /// One finished operation: who asked, what the kernel answered (a
-/// negative errno or a count), and every resource handed over.
+/// negative errno or a count), and every resource handed over. An
+/// operation that makes an fd (openat2, accept) hands it over as `fd`,
+/// owned, so a completion nobody wants any more closes it when dropped.
 pub struct Completion<T> {
     pub token: T,
     pub result: i32,
@@ -104,6 +107,8 @@ struct Op<T> {
     /// For a read: the length `buf` had when the read was asked, so the
     /// completion can cover exactly the bytes the kernel wrote.
     read_at: Option<usize>,
+    /// A non-negative result is a new fd (openat2, accept).
+    makes_fd: bool,
 }
 
 pub struct Ring<T> {
@@ -144,6 +149,7 @@ impl<T> Ring<T> {
             timespec: None,
             sockaddr: None,
             read_at: None,
+            makes_fd: false,
         };
         let sqe = prepare(&mut op, sub).user_data(key as u64);
         entry.insert(op);
@@ -235,6 +241,7 @@ impl<T> Ring<T> {
 
     /// Submit what is queued, wait for at least one completion, and move
     /// every available completion into `out`.
+    #[cfg(test)]
     pub fn wait(&mut self, out: &mut Vec<Completion<T>>) -> io::Result<()> {
         self.wait_for(out, 1)
     }
@@ -335,15 +342,24 @@ fn finish<T>(ops: &mut Slab<Op<T>>, key: u64, result: i32) -> Option<Completion<
         // inside the room `prepare` reserved for the read.
         unsafe { buf.set_len(at + n.min(buf.capacity() - at)) };
     }
-    Some(Completion { token: op.token, result, buf, fd: op.fd, statx: op.statx })
+    let fd = match op.makes_fd && result >= 0 {
+        // SAFETY: a non-negative result of an openat2 or an accept is a new
+        // fd that nothing else owns.
+        true => Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) }),
+        false => op.fd,
+    };
+    Some(Completion { token: op.token, result, buf, fd, statx: op.statx })
 }
 
 /// Fill `op` with what the kernel will touch and build its entry.
 fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
     match sub {
-        Sub::Accept { fd } => opcode::Accept::new(types::Fd(fd), std::ptr::null_mut(), std::ptr::null_mut())
-            .flags(libc::SOCK_CLOEXEC)
-            .build(),
+        Sub::Accept { fd } => {
+            op.makes_fd = true;
+            opcode::Accept::new(types::Fd(fd), std::ptr::null_mut(), std::ptr::null_mut())
+                .flags(libc::SOCK_CLOEXEC)
+                .build()
+        }
         Sub::Recv { fd, buf, start } => {
             op.buf = buf;
             let spare = &mut op.buf[start..];
@@ -359,6 +375,7 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             let entry = opcode::OpenAt2::new(types::Fd(dirfd), path.as_ptr(), &*how as *const _).build();
             op.path = Some(path);
             op.how = Some(how);
+            op.makes_fd = true;
             entry
         }
         Sub::Statx { dirfd, path, flags, mask } => {
@@ -416,6 +433,7 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
         Sub::PollIn { fd } => opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build(),
         Sub::CancelFd { fd } => opcode::AsyncCancel2::new(types::CancelBuilder::fd(types::Fd(fd)).all()).build(),
         Sub::Cancel { key } => opcode::AsyncCancel::new(key as u64).build(),
+        #[cfg(test)]
         Sub::Nop => opcode::Nop::new().build(),
     }
 }

@@ -9,34 +9,41 @@
 //!
 //! Back-pressure is the rule that keeps a slow client from costing anyone
 //! else: a connection stops decoding requests — and so stops being read —
-//! while its unsent replies exceed `OUTQ_BYTES_MAX` or its parked requests
-//! reach `REQS_PARKED_MAX`. Memory per connection is therefore bounded by
-//! its two buffers, each at most one msize past those caps.
+//! while the bytes it holds reach its budget (`budget`: a small multiple
+//! of its msize) or its parked requests reach `REQS_PARKED_MAX`. The bytes
+//! it holds are every reply waiting to be sent, the buffer of the send in
+//! flight, and the buffers of its reads still in flight, flushed or not
+//! (`charged`): a client that pipelines reads and never reads a reply
+//! holds at most one budget and one message more, whatever it sends.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
+use crate::chat::pool::ChatRef;
 use crate::proto::{self, Dialect, Rmsg};
-use crate::tree::{Attr, Loc, NodeId};
+use crate::tree::{Entry, NodeId};
 
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
 /// header says so, then shrinks back once idle.
-pub const RBUF_BYTES_MIN: usize = 8 * 1024;
-/// Unsent reply bytes past which a connection stops reading. One reply may
-/// overshoot it by at most one msize.
-pub const OUTQ_BYTES_MAX: usize = 256 * 1024;
+pub(crate) const RBUF_BYTES_MIN: usize = 8 * 1024;
 /// A buffer grown past this is released once it is empty, so one large
 /// read does not pin a megabyte per idle connection.
-pub const BUF_KEEP_BYTES_MAX: usize = 64 * 1024;
+pub(crate) const BUF_KEEP_BYTES_MAX: usize = 64 * 1024;
 /// Requests parked (waiting on I/O or an event) per connection; past it the
 /// connection stops being read until one is answered.
-pub const REQS_PARKED_MAX: usize = 64;
+pub(crate) const REQS_PARKED_MAX: usize = 64;
+/// A connection's byte budget is this many msizes: two reads of a whole
+/// msize in flight at once, which keeps a kernel mount's read-ahead busy.
+pub(crate) const BUDGET_MSIZES: usize = 2;
+/// ... and at least this, so a connection with a small msize may still
+/// have several reads in flight (a kernel mount's default msize is 128 KiB).
+pub(crate) const BUDGET_BYTES_MIN: usize = 1 << 20;
 
 /// Where a connection is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Only a Tversion is acceptable; anything else closes the connection.
     AwaitVersion,
     /// Versioned: `dialect` and `msize` hold.
@@ -45,53 +52,59 @@ pub enum Phase {
     Closing,
 }
 
-/// One entry of a directory listing, as it was when the directory was
-/// opened: enough to encode its stat without asking the disk again.
-#[derive(Clone, Debug)]
-pub struct DirEntry {
-    pub loc: Loc,
-    /// What its stat is built from.
-    pub attr: Attr,
-}
-
 /// What an open fid reads.
 #[derive(Clone, Debug)]
-pub enum Opened {
+pub(crate) enum Opened {
     /// A fact of the skeleton, computed at each read.
-    Fact,
+    Fact(u16),
     /// A file on disk, through the fd opened at Topen (so a file unlinked
     /// while open stays readable, and no path is resolved again).
     File(Rc<OwnedFd>),
     /// A directory, listed at Topen; a 9P2000 read walks this snapshot.
-    Dir(Rc<Vec<DirEntry>>),
+    Dir(Rc<Vec<Entry>>),
     /// Derived text (an /active field), computed at Topen.
     Text(Rc<Vec<u8>>),
     /// An agent's `zmx`, opened for writing (only with `--allow-move`).
     Zmx { slot: u32, gen: u32 },
-    /// A chat message: the pool entry (index, generation) and its id.
-    Chat { entry: (usize, u32), id: u32 },
+    /// A chat message: the pool entry as it was, and the message's id.
+    Chat { entry: ChatRef, id: u32 },
 }
 
-/// A fid's state: the node it names, whether it is a directory, and once
-/// open what it reads and the cursor of a directory listing.
+/// An open fid: what it reads, and a directory read's cursor (read(5):
+/// offset 0 or the previous read's end, and the entry that starts there).
 #[derive(Clone, Debug)]
-pub struct Fid {
-    pub node: NodeId,
-    pub is_dir: bool,
-    pub open: Option<Opened>,
-    /// The offset the next directory read must ask for, and the entry it
-    /// starts at (read(5): offset 0 or the previous read's end).
+pub(crate) struct Open {
+    pub what: Opened,
     pub dir_offset: u64,
     pub dir_index: u32,
 }
 
-impl Fid {
-    pub fn new(node: NodeId, is_dir: bool) -> Self {
-        Fid { node, is_dir, open: None, dir_offset: 0, dir_index: 0 }
+impl Open {
+    pub(crate) fn new(what: Opened) -> Self {
+        Open { what, dir_offset: 0, dir_index: 0 }
     }
 }
 
-pub struct Conn {
+/// A fid: the node it names, whether that is a directory, and once open
+/// what it reads. Small, because a kernel mount keeps a million.
+#[derive(Clone, Debug)]
+pub(crate) struct Fid {
+    pub node: NodeId,
+    pub is_dir: bool,
+    pub open: Option<Box<Open>>,
+}
+
+impl Fid {
+    pub(crate) fn new(node: NodeId, is_dir: bool) -> Self {
+        Fid { node, is_dir, open: None }
+    }
+
+    pub(crate) fn opened(&self) -> Option<&Opened> {
+        self.open.as_ref().map(|o| &o.what)
+    }
+}
+
+pub(crate) struct Conn {
     pub fd: Option<OwnedFd>,
     pub gen: u32,
     pub phase: Phase,
@@ -106,19 +119,27 @@ pub struct Conn {
     pub outq: Vec<u8>,
     pub spare: Vec<u8>,
     pub sending: bool,
-    /// Bytes of the buffer in flight already sent (a partial send resumes
-    /// here).
+    /// The bytes of the buffer in flight, and those of it already sent (a
+    /// partial send resumes there).
+    pub send_len: usize,
     pub send_off: usize,
+    /// Bytes its parked records hold (read buffers), until each is reaped.
+    pub charged: usize,
     pub fids: HashMap<u32, Fid>,
+    /// Walks in flight that will make a new fid: they count against the
+    /// fid caps before they land.
+    pub fids_reserved: usize,
     /// Parked requests by tag, each naming its record in the server's slab.
     pub parked: HashMap<u16, usize>,
     /// Serve exactly this one connection and exit when it closes (`--fd`).
     pub only_one: bool,
     pub id: u64,
+    /// When it was accepted: a Tversion is due within `--version-deadline`.
+    pub accepted: std::time::Instant,
 }
 
 impl Conn {
-    pub fn new(fd: OwnedFd, gen: u32, id: u64, msize: u32) -> Self {
+    pub(crate) fn new(fd: OwnedFd, gen: u32, id: u64, msize: u32) -> Self {
         Conn {
             fd: Some(fd),
             gen,
@@ -132,31 +153,65 @@ impl Conn {
             outq: Vec::new(),
             spare: Vec::new(),
             sending: false,
+            send_len: 0,
             send_off: 0,
+            charged: 0,
             fids: HashMap::new(),
+            fids_reserved: 0,
             parked: HashMap::new(),
             only_one: false,
             id,
+            accepted: std::time::Instant::now(),
         }
     }
 
-    /// May the next request be decoded now? Not while replies pile up
-    /// unsent or too many requests are parked.
-    pub fn can_take_request(&self) -> bool {
-        self.phase != Phase::Closing && self.outq.len() < OUTQ_BYTES_MAX && self.parked.len() < REQS_PARKED_MAX
+    /// The bytes this connection may hold in replies and read buffers.
+    pub(crate) fn budget(&self) -> usize {
+        (self.msize as usize * BUDGET_MSIZES).max(BUDGET_BYTES_MIN)
+    }
+
+    /// The bytes it holds now: replies queued, the send in flight, and its
+    /// parked reads' buffers.
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.outq.len() + self.send_len + self.charged
+    }
+
+    /// May the next request be decoded now? Not while the bytes it holds
+    /// reach its budget or too many requests are parked.
+    pub(crate) fn can_take_request(&self) -> bool {
+        self.phase != Phase::Closing && self.held_bytes() < self.budget() && self.parked.len() < REQS_PARKED_MAX
+    }
+
+    /// Fids it holds and will hold once its walks in flight land.
+    pub(crate) fn fids_counted(&self) -> usize {
+        self.fids.len() + self.fids_reserved
+    }
+
+    /// Give back a fid table's memory once most of it is free: a million
+    /// clunked fids must not keep a million fids' worth of table.
+    pub(crate) fn shrink_fids(&mut self) {
+        if self.fids.capacity() > 64 && self.fids.len() < self.fids.capacity() / 4 {
+            self.fids.shrink_to(self.fids.len() * 2);
+        }
     }
 
     /// Append a reply to the queue, tracing it when asked.
-    pub fn reply(&mut self, tag: u16, msg: &Rmsg<'_>, trace: bool) {
+    pub(crate) fn reply(&mut self, tag: u16, msg: &Rmsg<'_>, trace: bool) {
         if trace {
             eprintln!("-{}-> {}", self.id, proto::trace_r(tag, msg));
         }
         proto::encode_r(&mut self.outq, tag, msg, self.dialect);
     }
 
+    /// Append an error reply.
+    pub(crate) fn error(&mut self, tag: u16, e: crate::errors::Error, trace: bool) {
+        let (text, errno) = e.entry();
+        self.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+    }
+
     /// Make room for a message of `size` bytes at the front of the
     /// unconsumed bytes: slide them to the start and grow if needed.
-    pub fn make_room(&mut self, size: usize) {
+    pub(crate) fn make_room(&mut self, size: usize) {
         if self.rstart > 0 {
             self.rbuf.copy_within(self.rstart..self.rlen, 0);
             self.rlen -= self.rstart;
@@ -169,7 +224,7 @@ impl Conn {
 
     /// After the buffered bytes are all consumed: reset, and give back a
     /// buffer one large message grew.
-    pub fn settle_rbuf(&mut self) {
+    pub(crate) fn settle_rbuf(&mut self) {
         if self.rstart == self.rlen {
             self.rstart = 0;
             self.rlen = 0;

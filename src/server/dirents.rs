@@ -33,6 +33,16 @@ impl<F: AsFd> Dirents<F> {
         Dirents { fd, buf: Box::new_uninit_slice(DIRENTS_BUF_BYTES), taken: 0, done: false }
     }
 
+    /// The directory being listed.
+    pub(crate) fn fd(&self) -> &F {
+        &self.fd
+    }
+
+    /// Give back the directory's fd.
+    pub(crate) fn into_fd(self) -> F {
+        self.fd
+    }
+
     /// The entries of the next getdents64 buffer but `.` and `..` (perhaps
     /// none), or `None` at the end. `max_entries` bounds the whole listing:
     /// an entry past it, counting every batch before this one, is

@@ -1,183 +1,167 @@
-//! One request in, its reply out: the check step of every message.
+//! One request in: the check step of every message.
 //!
 //! Protocol misuse is refused here, before the tree is asked anything
 //! (lib9p's rule): unknown fids, fids in use, open fids walking themselves,
-//! bad names, opens for writing. What remains reaches the tree. Every
-//! request gets exactly one reply, written to the connection's queue
-//! before this returns — or, for a request that must wait, a parked record
-//! that answers it later.
-
-use std::os::fd::OwnedFd;
-use std::rc::Rc;
+//! bad names, opens for writing, the fid caps. What needs nothing but the
+//! tables is answered here too — version, attach, flush, clunk, the stat
+//! of a skeleton node, reads of facts, of derived text and of directory
+//! snapshots. Everything else becomes a job, chosen here by what the fid
+//! names, and is parked (`After::Park`); its answer comes from `park`.
 
 use crate::errors::Error;
 use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, OREAD, OTRUNC, OWRITE, QTFILE};
-use crate::tree::{Field, Loc, Part, Tree};
+use crate::tree::{self, Attr, Loc, Part};
 
-use super::conn::{Conn, Fid, Opened, Phase};
-use super::job::{Job, OpenStage, WalkState};
-use super::Config;
+use super::conn::{Conn, Fid, Open, Opened, Phase};
+use super::jobs::{self, Job};
+use super::world::World;
 
 /// The smallest msize we accept: Linux refuses a server's below 4096, and
 /// a directory entry or a walk reply must always fit.
 pub const MSIZE_MIN: u32 = 4096;
 /// The longest name a walk may carry (NAME_MAX).
-pub const NAME_BYTES_MAX: usize = 255;
+pub(crate) const NAME_BYTES_MAX: usize = 255;
 
 /// What the loop does after a request.
-pub enum After {
+pub(crate) enum After {
     Continue,
     /// The peer broke the protocol in a way that leaves nothing to answer.
     Close,
-    /// The request waits on the disk: park it with this job.
+    /// The request waits: park it with this job.
     Park(u16, Box<Job>),
-    /// A read of an open file on disk: park it on one pread.
-    ParkRead {
-        tag: u16,
-        fid: u32,
-        file: Rc<OwnedFd>,
-        offset: u64,
-        count: u32,
-    },
-    /// A write to an agent's `zmx`: a move.
-    Move {
-        tag: u16,
-        slot: u32,
-        gen: u32,
-        data: Vec<u8>,
-    },
-    /// A read of a chat message: park it on the index's read.
-    ParkChatRead {
-        tag: u16,
-        entry: (usize, u32),
-        id: u32,
-        offset: u64,
-        count: u32,
-    },
-}
-
-pub struct Ctx<'a> {
-    pub tree: &'a mut Tree,
-    pub cfg: &'a Config,
-    /// What clunked fids had open, for the ring to close.
-    pub closing: Vec<Opened>,
-}
-
-fn err(conn: &mut Conn, ctx: &Ctx, tag: u16, e: Error) {
-    let (text, errno) = e.entry();
-    conn.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, ctx.cfg.trace);
+    /// A flush or a Tversion removed these parked records' tags.
+    Forget(Vec<usize>),
 }
 
 /// Handle one decoded request.
-pub fn handle(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) -> After {
-    if ctx.cfg.trace {
+pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) -> After {
+    let trace = w.cfg.trace;
+    if trace {
         eprintln!("<-{}- {}", conn.id, proto::trace_t(tag, &msg));
     }
     if let Tmsg::Version { msize, version } = msg {
-        return version_(ctx, conn, tag, msize, version);
+        return version_(w, conn, tag, msize, version);
     }
     if conn.phase == Phase::AwaitVersion {
         log::info!("conn {}: first message is not Tversion; closing", conn.id);
         return After::Close;
     }
     if conn.parked.contains_key(&tag) {
-        err(conn, ctx, tag, Error::DupTag);
+        conn.error(tag, Error::DupTag, trace);
         return After::Continue;
     }
-    match msg {
+    let result = match msg {
         Tmsg::Version { .. } => unreachable!("handled above"),
-        Tmsg::Auth { .. } => err(conn, ctx, tag, Error::NoAuth),
-        Tmsg::Attach { fid, afid, aname, .. } => attach(ctx, conn, tag, fid, afid, aname),
-        Tmsg::Flush { oldtag } => flush(ctx, conn, tag, oldtag),
-        Tmsg::Walk { fid, newfid, names } => return walk(ctx, conn, tag, fid, newfid, names.as_slice()),
-        Tmsg::Open { fid, mode } => return open(ctx, conn, tag, fid, mode),
-        Tmsg::Read { fid, offset, count } => return read(ctx, conn, tag, fid, offset, count),
-        Tmsg::Stat { fid } => return stat(ctx, conn, tag, fid),
-        Tmsg::Clunk { fid } => match clunk_fid(ctx, conn, fid) {
-            Ok(()) => conn.reply(tag, &Rmsg::Clunk, ctx.cfg.trace),
-            Err(e) => err(conn, ctx, tag, e),
-        },
-        // remove(5): the fid is clunked even when the remove fails.
-        Tmsg::Remove { fid } => match clunk_fid(ctx, conn, fid) {
-            Ok(()) => err(conn, ctx, tag, Error::ReadOnly),
-            Err(e) => err(conn, ctx, tag, e),
-        },
-        Tmsg::Write { fid, data, .. }
-            if matches!(conn.fids.get(&fid).and_then(|f| f.open.as_ref()), Some(Opened::Zmx { .. })) =>
-        {
-            let Some(Opened::Zmx { slot, gen }) = conn.fids[&fid].open.clone() else { unreachable!() };
-            return After::Move { tag, slot, gen, data: data.to_vec() };
+        Tmsg::Auth { .. } => Err(Error::NoAuth),
+        Tmsg::Attach { fid, afid, aname, .. } => attach(w, conn, tag, fid, afid, aname),
+        Tmsg::Flush { oldtag } => {
+            conn.reply(tag, &Rmsg::Flush, trace);
+            return After::Forget(conn.parked.remove(&oldtag).into_iter().collect());
         }
-        Tmsg::Create { fid, .. } | Tmsg::Write { fid, .. } | Tmsg::Wstat { fid, .. } => {
-            let e = if conn.fids.contains_key(&fid) { Error::ReadOnly } else { Error::UnknownFid };
-            err(conn, ctx, tag, e)
+        Tmsg::Walk { fid, newfid, names } => walk(w, conn, fid, newfid, names.as_slice()),
+        Tmsg::Open { fid, mode } => open(w, conn, tag, fid, mode),
+        Tmsg::Read { fid, offset, count } => read(w, conn, tag, fid, offset, count),
+        Tmsg::Stat { fid } => stat(w, conn, tag, fid),
+        Tmsg::Clunk { fid } => clunk(w, conn, fid).map(|()| {
+            conn.reply(tag, &Rmsg::Clunk, trace);
+            None
+        }),
+        // remove(5): the fid is clunked even when the remove fails.
+        Tmsg::Remove { fid } => clunk(w, conn, fid).and(Err(Error::ReadOnly)),
+        Tmsg::Write { fid, data, .. } => match conn.fids.get(&fid).map(|f| f.opened()) {
+            Some(Some(Opened::Zmx { slot, gen })) => Ok(Some(jobs::moves::Move::job(*slot, *gen, data))),
+            Some(_) => Err(Error::ReadOnly),
+            None => Err(Error::UnknownFid),
+        },
+        Tmsg::Create { fid, .. } | Tmsg::Wstat { fid, .. } => {
+            Err(if conn.fids.contains_key(&fid) { Error::ReadOnly } else { Error::UnknownFid })
+        }
+    };
+    match result {
+        Ok(Some(job)) => After::Park(tag, Box::new(job)),
+        Ok(None) => After::Continue,
+        Err(e) => {
+            conn.error(tag, e, trace);
+            After::Continue
         }
     }
-    After::Continue
 }
+
+/// What a check step decided: answered already (`None`), a job to park,
+/// or a refusal.
+type Decided = Result<Option<Job>, Error>;
 
 /// version(5): negotiate msize and dialect; a Tversion mid-session aborts
 /// every request and clunks every fid first.
-fn version_(ctx: &mut Ctx, conn: &mut Conn, tag: u16, msize: u32, version: &[u8]) -> After {
-    reset_session(ctx, conn);
+fn version_(w: &mut World, conn: &mut Conn, tag: u16, msize: u32, version: &[u8]) -> After {
+    let forgotten = reset_session(w, conn);
+    let trace = w.cfg.trace;
     if msize < MSIZE_MIN {
         conn.phase = Phase::AwaitVersion;
-        err(conn, ctx, tag, Error::MsizeTooSmall);
-        return After::Continue;
+        conn.error(tag, Error::MsizeTooSmall, trace);
+        return After::Forget(forgotten);
     }
-    let msize = msize.min(ctx.cfg.msize);
+    let msize = msize.min(w.cfg.msize);
     match Dialect::negotiate(version) {
         Some(dialect) => {
             conn.dialect = dialect;
             conn.msize = msize;
             conn.phase = Phase::Ready;
-            conn.reply(tag, &Rmsg::Version { msize, version: dialect.version().as_bytes() }, ctx.cfg.trace);
+            conn.reply(tag, &Rmsg::Version { msize, version: dialect.version().as_bytes() }, trace);
         }
         None => {
             conn.phase = Phase::AwaitVersion;
-            conn.reply(tag, &Rmsg::Version { msize, version: b"unknown" }, ctx.cfg.trace);
+            conn.reply(tag, &Rmsg::Version { msize, version: b"unknown" }, trace);
         }
     }
-    After::Continue
+    After::Forget(forgotten)
 }
 
-/// Drop every parked request (its reply will never be sent) and clunk
-/// every fid.
-pub fn reset_session(ctx: &mut Ctx, conn: &mut Conn) {
-    conn.parked.clear();
+/// Forget every parked request (its reply will never be sent) and clunk
+/// every fid. Returns the forgotten records, for the server to reap.
+pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
+    let forgotten = conn.parked.drain().map(|(_, key)| key).collect();
+    w.fids_total -= conn.fids.len();
     for (_, fid) in conn.fids.drain() {
-        ctx.tree.release(fid.node);
-        ctx.closing.extend(fid.open);
+        w.tree.release(fid.node);
+        if let Some(open) = fid.open {
+            w.release_opened(open.what);
+        }
     }
+    conn.shrink_fids();
+    forgotten
 }
 
-fn attach(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: &[u8]) {
-    let refusal = if afid != NOFID {
-        Some(Error::BadAfid)
-    } else if !aname.is_empty() {
-        Some(Error::BadAname)
-    } else if conn.fids.contains_key(&fid) {
-        Some(Error::FidInUse)
-    } else if conn.fids.len() >= ctx.cfg.max_fids {
-        Some(Error::TooManyFids)
-    } else {
-        None
-    };
-    if let Some(e) = refusal {
-        return err(conn, ctx, tag, e);
+/// Is there room for one more fid, on this connection and in all?
+fn fid_room(w: &mut World, conn: &Conn) -> Result<(), Error> {
+    if conn.fids_counted() >= w.cfg.max_fids {
+        w.refusals.warn(format_args!("conn {}: at --max-fids {}", conn.id, w.cfg.max_fids));
+        return Err(Error::TooManyFids);
     }
-    let root = ctx.tree.root();
-    ctx.tree.acquire(root);
+    if w.fids_total >= w.cfg.max_fids_total {
+        w.refusals.warn(format_args!("conn {}: at --max-fids-total {}", conn.id, w.cfg.max_fids_total));
+        return Err(Error::TooManyOpenFiles);
+    }
+    Ok(())
+}
+
+fn attach(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: &[u8]) -> Decided {
+    if afid != NOFID {
+        return Err(Error::BadAfid);
+    }
+    if !aname.is_empty() {
+        return Err(Error::BadAname);
+    }
+    if conn.fids.contains_key(&fid) {
+        return Err(Error::FidInUse);
+    }
+    fid_room(w, conn)?;
+    let root = w.tree.root();
+    w.tree.acquire(root);
     conn.fids.insert(fid, Fid::new(root, true));
-    let qid = ctx.tree.static_qid(0);
-    conn.reply(tag, &Rmsg::Attach { qid }, ctx.cfg.trace);
-}
-
-/// flush(5): a parked request is forgotten (its reply never goes out) and
-/// Rflush answers at once; an unknown tag is answered Rflush at once too.
-fn flush(ctx: &mut Ctx, conn: &mut Conn, tag: u16, oldtag: u16) {
-    conn.parked.remove(&oldtag);
-    conn.reply(tag, &Rmsg::Flush, ctx.cfg.trace);
+    w.fids_total += 1;
+    conn.reply(tag, &Rmsg::Attach { qid: w.tree.static_qid(0) }, w.cfg.trace);
+    Ok(None)
 }
 
 /// The name check, before any filesystem work (walk(5), CONFORMANCE 18).
@@ -191,207 +175,192 @@ fn check_name(name: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-fn walk(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> After {
-    let Some(from) = conn.fids.get(&fid) else {
-        err(conn, ctx, tag, Error::UnknownFid);
-        return After::Continue;
-    };
-    let refusal = if from.open.is_some() && newfid == fid {
-        Some(Error::WalkOpenFid)
-    } else if newfid != fid && conn.fids.contains_key(&newfid) {
-        Some(Error::FidInUse)
-    } else if newfid != fid && conn.fids.len() >= ctx.cfg.max_fids {
-        Some(Error::TooManyFids)
-    } else if !names.is_empty() && !from.is_dir {
-        Some(Error::NotDir)
-    } else {
-        names.iter().find_map(|n| check_name(n).err())
-    };
-    let cur = ctx.tree.loc(from.node);
-    let (refusal, cur) = match (refusal, cur) {
-        (Some(e), _) => (Some(e), None),
-        (None, None) => (Some(Error::NotFound), None),
-        (None, Some(c)) => (None, Some(c)),
-    };
-    if let Some(e) = refusal {
-        err(conn, ctx, tag, e);
-        return After::Continue;
+fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) -> Decided {
+    let from = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
+    if from.open.is_some() && newfid == fid {
+        return Err(Error::WalkOpenFid);
     }
-    let state = WalkState {
-        fid,
-        newfid,
-        names: names.iter().map(|n| n.to_vec()).collect(),
-        cur: cur.expect("checked above"),
-        cur_is_dir: from.is_dir,
-        qids: Vec::with_capacity(names.len()),
-        next: None,
-        scanned: false,
-        chat_waited: false,
-        field: None,
-        g: Default::default(),
-    };
-    After::Park(tag, Box::new(Job::Walk(state)))
+    if newfid != fid && conn.fids.contains_key(&newfid) {
+        return Err(Error::FidInUse);
+    }
+    if !names.is_empty() && !from.is_dir {
+        return Err(Error::NotDir);
+    }
+    names.iter().try_for_each(|n| check_name(n))?;
+    let (node, is_dir) = (from.node, from.is_dir);
+    if newfid != fid {
+        fid_room(w, conn)?;
+    }
+    let cur = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
+    Ok(Some(Job::Walk(jobs::walk::Walk::new(fid, newfid, names, cur, is_dir))))
 }
 
-fn open(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> After {
-    let Some(f) = conn.fids.get(&fid) else {
-        err(conn, ctx, tag, Error::UnknownFid);
-        return After::Continue;
-    };
-    // Only a plain read: write, read-write, exec, truncate and
-    // remove-on-close are all refused (CONFORMANCE 22).
-    let loc = ctx.tree.loc(f.node);
+fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> Decided {
+    let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
+    let loc = w.tree.loc(f.node, &w.agents);
     // The one write: an agent's zmx, opened for writing (truncation is
     // meaningless and allowed, so `echo name > zmx` works), with --allow-move.
-    if let (true, Some(Loc::Agent { slot, gen, part: Part::Field(Field::Zmx) })) = (ctx.cfg.allow_move, &loc) {
+    if let (true, Some(Loc::Agent { slot, gen, part: part @ Part::Field(crate::active::Field::Zmx) })) =
+        (w.cfg.allow_move, &loc)
+    {
         if f.open.is_none() && (mode & !OTRUNC) == OWRITE {
-            let (slot, gen) = (*slot, *gen);
-            let qid = Qid { ty: QTFILE, version: 0, path: ctx.tree.agent_qid_path(slot, gen, Part::Field(Field::Zmx)) };
-            conn.fids.get_mut(&fid).expect("checked above").open = Some(Opened::Zmx { slot, gen });
-            let iounit = conn.msize - IOHDRSZ;
-            conn.reply(tag, &Rmsg::Open { qid, iounit }, ctx.cfg.trace);
-            return After::Continue;
+            let found = w.agents.get(*slot, *gen).map(|a| a.found);
+            let qid = Qid { ty: QTFILE, version: 0, path: tree::agent_qid_path(found.as_ref(), *part) };
+            let what = Opened::Zmx { slot: *slot, gen: *gen };
+            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
+            conn.reply(tag, &Rmsg::Open { qid, iounit: conn.msize - IOHDRSZ }, w.cfg.trace);
+            return Ok(None);
         }
     }
-    let refusal = if f.open.is_some() {
-        Some(Error::FidOpen)
-    } else if mode != OREAD {
-        Some(Error::ReadOnly)
-    } else {
-        None
-    };
-    match (refusal, loc) {
-        (Some(e), _) => err(conn, ctx, tag, e),
-        (None, None) => err(conn, ctx, tag, Error::NotFound),
-        (None, Some(loc)) => {
-            let job = Job::Open {
-                fid,
-                loc,
-                stage: OpenStage::Look,
-                qid: Default::default(),
-                pending: Vec::new(),
-                entries: Vec::new(),
-                scanned: false,
-            };
-            return After::Park(tag, Box::new(job));
-        }
+    // Only a plain read: write, read-write, exec, truncate and
+    // remove-on-close are all refused (CONFORMANCE 22).
+    if f.open.is_some() {
+        return Err(Error::FidOpen);
     }
-    After::Continue
+    if mode != OREAD {
+        return Err(Error::ReadOnly);
+    }
+    let loc = loc.ok_or(Error::NotFound)?;
+    Ok(Some(match loc {
+        Loc::Static(i) if !w.tree.static_is_dir(i) => {
+            let what = Opened::Fact(i);
+            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
+            let qid = w.tree.static_qid(i);
+            conn.reply(tag, &Rmsg::Open { qid, iounit: conn.msize - IOHDRSZ }, w.cfg.trace);
+            return Ok(None);
+        }
+        Loc::Static(i) => Job::Listing(jobs::listing::Listing::new(fid, i)),
+        Loc::Agent { slot, gen, part: part @ (Part::Chat | Part::ChatMsg(_)) } => {
+            Job::Chat(jobs::chat::ChatView::open(fid, slot, gen, part))
+        }
+        Loc::Agent { slot, gen, part: part @ (Part::Dir | Part::Field(_)) } => {
+            Job::Derive(jobs::derive::Derive::open(fid, slot, gen, part))
+        }
+        Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) } => {
+            Job::Derive(jobs::derive::Derive::open(fid, slot, gen, part))
+        }
+        loc => Job::Open(jobs::open::Open::new(fid, loc)),
+    }))
 }
 
-fn read(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) -> After {
-    let Some(f) = conn.fids.get(&fid) else {
-        err(conn, ctx, tag, Error::UnknownFid);
-        return After::Continue;
-    };
+fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) -> Decided {
+    let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
     let count = count.min(conn.msize - IOHDRSZ);
-    match f.open.clone() {
-        None => err(conn, ctx, tag, Error::FidNotOpen),
-        // An offset past i64::MAX is past the end of any file; it must not
-        // reach the ring, where -1 means "the current position".
-        Some(Opened::File(_)) if offset > i64::MAX as u64 || count == 0 => {
-            let start = proto::rread_begin(&mut conn.outq, tag);
-            proto::rread_finish(&mut conn.outq, start);
-        }
-        Some(Opened::File(file)) => return After::ParkRead { tag, fid, file, offset, count },
-        Some(Opened::Dir(entries)) => read_dir(ctx, conn, tag, fid, &entries, offset, count),
-        Some(Opened::Fact) => read_fact(ctx, conn, tag, fid, offset, count),
-        Some(Opened::Text(text)) => read_text(ctx, conn, tag, &text, offset, count),
-        Some(Opened::Zmx { .. }) => err(conn, ctx, tag, Error::FidNotOpen),
-        Some(Opened::Chat { entry, id }) => return After::ParkChatRead { tag, entry, id, offset, count },
-    }
-    After::Continue
-}
-
-fn read_fact(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: u32) {
-    let Some(crate::tree::Loc::Static(i)) = conn.fids.get(&fid).and_then(|f| ctx.tree.loc(f.node)) else {
-        return err(conn, ctx, tag, Error::NotFound);
-    };
-    let start = proto::rread_begin(&mut conn.outq, tag);
-    match ctx.tree.read_static(i, offset, count, &mut conn.outq) {
-        Ok(()) => {
-            proto::rread_finish(&mut conn.outq, start);
-            if ctx.cfg.trace {
-                let n = conn.outq.len() - start - 11;
-                eprintln!("-{}-> Rread tag {tag} count {n}", conn.id);
+    let trace = w.cfg.trace;
+    match f.opened().cloned() {
+        None | Some(Opened::Zmx { .. }) => Err(Error::FidNotOpen),
+        Some(Opened::File(file)) => {
+            // No file reaches past i64::MAX: a read at or over it, or of
+            // nothing, is empty — and must not reach the kernel, which
+            // refuses a range that overflows (and reads -1 as "the current
+            // position").
+            let count = count.min((i64::MAX as u64).saturating_sub(offset).min(u32::MAX as u64) as u32);
+            if count == 0 {
+                conn.reply(tag, &Rmsg::Read { data: &[] }, trace);
+                return Ok(None);
             }
+            Ok(Some(Job::Read(jobs::read::Read::new(tag, file, offset, count))))
         }
-        Err(e) => {
-            conn.outq.truncate(start);
-            err(conn, ctx, tag, e);
+        Some(Opened::Dir(entries)) => read_dir(w, conn, tag, fid, &entries, offset, count),
+        Some(Opened::Fact(i)) => {
+            let start = proto::rread_begin(&mut conn.outq, tag);
+            if let Err(e) = w.tree.read_static(i, offset, count, &mut conn.outq) {
+                conn.outq.truncate(start);
+                return Err(e);
+            }
+            proto::rread_finish(&mut conn.outq, start);
+            if trace {
+                eprintln!("-{}-> Rread tag {tag} count {}", conn.id, conn.outq.len() - start - 11);
+            }
+            Ok(None)
+        }
+        Some(Opened::Text(text)) => {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
+            let end = start.saturating_add(count as usize).min(text.len());
+            conn.reply(tag, &Rmsg::Read { data: &text[start..end] }, trace);
+            Ok(None)
+        }
+        Some(Opened::Chat { entry, id }) => {
+            Ok(Some(Job::ChatRead(jobs::chat_read::ChatRead::new(tag, entry, id, offset, count))))
         }
     }
-}
-
-/// A read of derived text snapshotted at Topen.
-fn read_text(ctx: &mut Ctx, conn: &mut Conn, tag: u16, text: &[u8], offset: u64, count: u32) {
-    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
-    let end = start.saturating_add(count as usize).min(text.len());
-    conn.reply(tag, &Rmsg::Read { data: &text[start..end] }, ctx.cfg.trace);
 }
 
 /// A 9P2000 directory read: whole stat entries only, from offset 0 or
-/// where the previous read ended (read(5)), out of the listing made at
-/// Topen.
+/// where the previous read ended (read(5)), out of the snapshot made at
+/// Topen. A count too small for the next entry reads 0 bytes, as lib9p
+/// and QEMU answer it: the Linux client asks for the few bytes left in its
+/// readdir buffer, and fails the whole listing on an error; its next read,
+/// with a full count, continues at the same offset.
 fn read_dir(
-    ctx: &mut Ctx,
+    w: &mut World,
     conn: &mut Conn,
     tag: u16,
     fid: u32,
-    entries: &[super::conn::DirEntry],
+    entries: &[tree::Entry],
     offset: u64,
     count: u32,
-) {
-    let f = &conn.fids[&fid];
+) -> Decided {
+    let open = conn.fids[&fid].open.as_deref().expect("checked by read");
     let index = match offset {
         0 => 0,
-        o if o == f.dir_offset => f.dir_index as usize,
-        _ => return err(conn, ctx, tag, Error::BadOffset),
+        o if o == open.dir_offset => open.dir_index as usize,
+        _ => return Err(Error::BadOffset),
     };
+    let dialect = conn.dialect;
     let start = proto::rread_begin(&mut conn.outq, tag);
     let data_start = conn.outq.len();
     let mut next = index;
-    let dialect = conn.dialect;
     for entry in &entries[index.min(entries.len())..] {
-        let fits = ctx.tree.with_stat(&entry.loc, &entry.attr, |st| {
-            if conn.outq.len() - data_start + proto::stat_size(st, dialect) > count as usize {
-                return false;
-            }
-            proto::encode_stat(&mut conn.outq, st, dialect);
-            true
-        });
-        if !fits {
+        if conn.outq.len() - data_start + w.tree.stat_size(entry, dialect) > count as usize {
             break;
         }
+        w.tree.with_stat(entry, |st| proto::encode_stat(&mut conn.outq, st, dialect));
         next += 1;
     }
     let written = conn.outq.len() - data_start;
-    if written == 0 && next < entries.len() {
-        conn.outq.truncate(start);
-        return err(conn, ctx, tag, Error::DirReadTooSmall);
-    }
     proto::rread_finish(&mut conn.outq, start);
-    if ctx.cfg.trace {
+    if w.cfg.trace {
         eprintln!("-{}-> Rread tag {tag} count {written} (directory)", conn.id);
     }
-    let f = conn.fids.get_mut(&fid).expect("checked by read");
-    f.dir_offset = offset + written as u64;
-    f.dir_index = next as u32;
+    let open = conn.fids.get_mut(&fid).and_then(|f| f.open.as_deref_mut()).expect("checked by read");
+    open.dir_offset = offset + written as u64;
+    open.dir_index = next as u32;
+    Ok(None)
 }
 
-fn stat(ctx: &mut Ctx, conn: &mut Conn, tag: u16, fid: u32) -> After {
-    match conn.fids.get(&fid).map(|f| ctx.tree.loc(f.node)) {
-        None => err(conn, ctx, tag, Error::UnknownFid),
-        Some(None) => err(conn, ctx, tag, Error::NotFound),
-        Some(Some(loc)) => return After::Park(tag, Box::new(Job::Stat { loc })),
+fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
+    let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
+    let loc = w.tree.loc(f.node, &w.agents).ok_or(Error::NotFound)?;
+    let job = match loc {
+        Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
+        Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_), .. } => None,
+        Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
+            Some(Job::Derive(jobs::derive::Derive::stat(slot, gen, part)))
+        }
+        Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => Some(Job::Chat(jobs::chat::ChatView::stat(slot, gen, id))),
+        _ => Some(Job::Stat(jobs::stat::Stat::new(loc.clone()))),
+    };
+    if job.is_some() {
+        return Ok(job);
     }
-    After::Continue
+    // The skeleton, and an agent's own directories: the tables know.
+    if w.tree.presence(&loc, &w.agents) == tree::Presence::Absent {
+        return Err(Error::NotFound);
+    }
+    let entry = w.tree.entry(&loc, &Attr::Skeleton, &w.agents);
+    w.tree.with_stat(&entry, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, w.cfg.trace));
+    Ok(None)
 }
 
-fn clunk_fid(ctx: &mut Ctx, conn: &mut Conn, fid: u32) -> Result<(), Error> {
+fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
-    ctx.tree.release(f.node);
-    ctx.closing.extend(f.open);
+    w.fids_total -= 1;
+    w.tree.release(f.node);
+    if let Some(open) = f.open {
+        w.release_opened(open.what);
+    }
+    conn.shrink_fids();
     Ok(())
 }
 

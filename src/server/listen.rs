@@ -212,9 +212,11 @@ pub fn tcp(addr: SocketAddr) -> io::Result<Listener> {
     Ok(Listener { fd: listener.into(), label: format!("tcp!{local}"), unlink_on_close: None })
 }
 
-/// Block SIGTERM, SIGINT and SIGUSR1 and return a signalfd that reads
-/// them; ignore SIGPIPE (a peer hanging up is seen as a send error
-/// instead). SIGUSR1 asks for one status line on stderr.
+/// Block SIGTERM, SIGINT, SIGUSR1 and SIGCHLD and return a signalfd that
+/// reads them; ignore SIGPIPE (a peer hanging up is seen as a send error
+/// instead). SIGUSR1 asks for one status line on stderr; SIGCHLD says a
+/// child (a zmx a move started) may be waiting to be reaped. Children get
+/// an empty signal mask from std's spawn, so none of this is inherited.
 pub fn signals() -> io::Result<OwnedFd> {
     // SAFETY: plain libc calls on a local, initialised sigset; SIG_IGN for
     // SIGPIPE installs no handler code.
@@ -225,6 +227,7 @@ pub fn signals() -> io::Result<OwnedFd> {
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGUSR1);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
         if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
             return Err(io::Error::last_os_error());
         }
@@ -233,5 +236,18 @@ pub fn signals() -> io::Result<OwnedFd> {
             return Err(io::Error::last_os_error());
         }
         Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Reap every child that has exited, without blocking: SIGCHLDs coalesce,
+/// so one signal may stand for several children. A child the daemon
+/// started is therefore never left a zombie, whatever the job that started
+/// it is doing when it exits.
+pub(crate) fn reap_children() {
+    loop {
+        match rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {
+            Ok(Some((pid, status))) => log::debug!("child {} exited: {status:?}", pid.as_raw_nonzero()),
+            Ok(None) | Err(_) => return,
+        }
     }
 }

@@ -1,47 +1,58 @@
-//! `server`: the event loop, its connections, and what each completion means.
+//! `server`: the event loop and its connections.
 //!
 //! One thread, one ring. Everything the daemon waits on — a connection to
-//! accept, bytes to receive, a reply to finish sending, a signal — is an
-//! operation on the ring with a `Token` naming who wanted it. The loop
-//! waits for completions and dispatches each to its owner; an owner that
-//! has gone (a connection closed meanwhile, recognised by its generation)
-//! simply lets the returned resources drop.
+//! accept, bytes to receive, a reply to finish sending, a signal, a
+//! deadline, and every operation of a parked request — is an operation on
+//! the ring with a `Token` naming who wanted it. The loop waits for
+//! completions and hands each to its owner: a connection's own (this
+//! file), or a parked request's (`park::on_op`, the one route to a job).
+//! An owner that has gone (a connection closed meanwhile, recognised by
+//! its generation) simply lets the returned resources drop.
 //!
 //! Requests are decoded straight out of a connection's receive buffer and
-//! answered into its reply queue (`dispatch`). A connection's recv is
-//! re-armed only while it may take requests (see `conn` on back-pressure),
-//! so a client that stops reading stops being read and nobody else notices.
+//! checked (`dispatch`); what waits is parked (`park`) as a job (`jobs`).
+//! A connection's recv is re-armed only while it may take requests (see
+//! `conn` on its budget), so a client that stops reading stops being read
+//! and nobody else notices.
 
-pub mod conn;
-pub use job::LISTED_ENTRIES_MAX;
-mod chat;
-mod derived;
+pub(crate) mod conn;
 mod dirents;
 pub mod dispatch;
-mod gather;
-mod job;
+mod jobs;
+mod limits;
 pub mod listen;
-mod moves;
+mod park;
 mod probe;
+mod reply;
+mod world;
+
+pub use world::LISTED_ENTRIES_MAX;
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use slab::Slab;
 
+use crate::active::agents::Agents;
+use crate::chat::pool::Pool;
 use crate::errors::Error;
 use crate::proto::{self, DecodeErrorKind};
 use crate::ring::{Completion, Ring, Sub, RING_ENTRIES};
 use crate::tree::Tree;
 
 use conn::{Conn, Phase};
-use dispatch::{After, Ctx};
+use dispatch::After;
 use listen::Listener;
+use world::World;
+pub(crate) use world::{Held, RealPaths};
 
 /// How long to wait before accepting again after the process ran out of
 /// fds or memory: long enough not to spin, short enough to recover quickly.
 const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+/// How often connections still owing their Tversion are looked at: the
+/// deadline is kept to within this.
+const VERSION_SWEEP: Duration = Duration::from_millis(250);
 /// The bytes of one `signalfd_siginfo`.
 const SIGINFO_BYTES: usize = 128;
 
@@ -50,10 +61,15 @@ const SIGINFO_BYTES: usize = 128;
 pub struct Config {
     /// The largest message we accept or send (`--msize`).
     pub msize: u32,
-    /// Fids per connection (`--max-fids`).
+    /// Fids per connection (`--max-fids`), walks in flight included.
     pub max_fids: usize,
+    /// Fids of all connections together (`--max-fids-total`).
+    pub max_fids_total: usize,
     /// Connections at once (`--max-conns`); past it a new one is closed.
     pub max_conns: usize,
+    /// A connection that has not finished Tversion by then is closed
+    /// (`--version-deadline`, ms).
+    pub version_deadline: Duration,
     /// `-D`: print every message.
     pub trace: bool,
     /// Entries a directory may have and still be listed (`--max-dir-entries`).
@@ -61,6 +77,8 @@ pub struct Config {
     /// Directory entries all open directory fids may hold together
     /// (`--max-listed-entries`).
     pub max_listed_entries: usize,
+    /// `--allow-hard-links`: serve regular files with more than one link.
+    pub allow_hard_links: bool,
     /// `--allow-move`: a write to an agent's `zmx` moves it.
     pub allow_move: bool,
     /// The zmx binary (`--zmx`, else `zmx` on PATH).
@@ -73,56 +91,42 @@ pub struct Config {
     pub move_give_up: Duration,
     /// A move fails if zmx has not posted by then (`--move-post-deadline`, ms).
     pub move_post_deadline: Duration,
+    /// `--max-chats` and `--max-chat-messages`.
+    pub max_chats: usize,
+    pub max_chat_messages: usize,
 }
 
 /// Who is waiting on an operation.
 #[derive(Clone, Copy, Debug)]
-enum Token {
+pub(crate) enum Token {
     Accept(usize),
     AcceptRetry(usize),
     Recv(usize, u32),
     Send(usize, u32),
     Signal,
-    /// A probe of a parked request: (record, generation, probe index).
-    Probe(usize, u32, u32),
-    /// The pread of a parked read.
-    Read(usize, u32),
-    /// An operation of a parked move.
-    Move(usize, u32, moves::MoveOp),
-    /// A read of a chat refresh.
-    Chat(usize, u32, chat::ChatOp),
-    /// The read of a chat message.
-    ChatMsg(usize, u32),
+    /// The sweep of connections that owe their Tversion.
+    VersionSweep,
+    /// An operation of a parked request: its record, its generation, and
+    /// the op number its job chose.
+    Req {
+        key: usize,
+        gen: u32,
+        op: u32,
+    },
     /// An operation nobody waits on (a close, a cancel).
     Discard,
 }
 
 pub struct Server {
-    ring: Ring<Token>,
-    cfg: Config,
-    tree: Tree,
+    world: World,
+    reqs: park::Reqs,
     listeners: Vec<Option<Listener>>,
     conns: Slab<Conn>,
-    reqs: Slab<job::Req>,
-    next_req_gen: u32,
-    /// Connections a parked reply was written to, to pump after the
-    /// completion that answered it (never from inside another handler).
+    /// Connections a reply was written to (or whose budget was freed) by
+    /// something other than their own pump: pumped after the completion
+    /// that did it, never from inside another handler.
     dirty: Vec<usize>,
-    /// Fds held by open fids (`job::OPEN_FILES_MAX`).
-    held: job::Held,
-    /// Requests waiting for the scan of the agents in flight.
-    scan_waiters: Vec<(usize, u32)>,
-    /// Whether a scan is in flight.
-    scanning: bool,
-    /// Bases, home and temp dir resolved (`derived::RealPaths`).
-    real: derived::RealPaths,
-    /// Indexing slices whose window has been read, run one per turn of the
-    /// loop after every other completion of the turn (`run`).
-    deferred: std::collections::VecDeque<Completion<Token>>,
-    /// Requests waiting for a refresh of an agent's chat index.
-    chat_waiters: std::collections::HashMap<(u32, u32), Vec<(usize, u32)>>,
-    /// Agents being moved: a second move of one is refused.
-    moving: std::collections::HashSet<(u32, u32)>,
+    sweep_armed: bool,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -131,23 +135,28 @@ pub struct Server {
 
 impl Server {
     pub fn new(cfg: Config, tree: Tree, listeners: Vec<Listener>, signal_fd: OwnedFd) -> io::Result<Self> {
-        let real = derived::RealPaths::at_start(&tree);
-        Ok(Server {
+        let real = RealPaths::at_start(&tree);
+        let chats = Pool::new(cfg.max_chats, cfg.max_chat_messages);
+        let world = World {
             ring: Ring::new(RING_ENTRIES)?,
             cfg,
             tree,
+            agents: Agents::default(),
+            chats,
+            held: Held::default(),
+            real,
+            job_ops: 0,
+            fids_total: 0,
+            refusals: Default::default(),
+            moving: Default::default(),
+        };
+        Ok(Server {
+            world,
+            reqs: park::Reqs::default(),
             listeners: listeners.into_iter().map(Some).collect(),
             conns: Slab::new(),
-            reqs: Slab::new(),
-            next_req_gen: 0,
             dirty: Vec::new(),
-            held: job::Held::default(),
-            scan_waiters: Vec::new(),
-            scanning: false,
-            real,
-            moving: std::collections::HashSet::new(),
-            chat_waiters: std::collections::HashMap::new(),
-            deferred: std::collections::VecDeque::new(),
+            sweep_armed: false,
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -168,28 +177,21 @@ impl Server {
         }
         let mut done = Vec::new();
         while !(self.stopping && self.conns.is_empty()) {
-            // Deferred work waiting means: take what is there, don't sleep.
-            let min = usize::from(self.deferred.is_empty());
-            self.ring.wait_for(&mut done, min)?;
+            // Work that yielded waits: take what is there, don't sleep.
+            let min = usize::from(!self.reqs.has_ready());
+            self.world.ring.wait_for(&mut done, min)?;
             for c in done.drain(..) {
-                if matches!(c.token, Token::Chat(_, _, chat::ChatOp::Window)) {
-                    self.deferred.push_back(c);
-                    continue;
-                }
                 self.complete(c);
                 self.pump_dirty();
             }
-            // Replies go out before a slice of indexing spends its CPU, and
-            // one slice runs per turn of the loop.
-            self.ring.flush();
-            if let Some(c) = self.deferred.pop_front() {
-                self.complete(c);
-                self.pump_dirty();
-            }
+            // Replies go out before a slice of yielded work spends its CPU.
+            self.world.ring.flush();
+            self.run_ready();
+            self.pump_dirty();
         }
-        let left = self.ring.cancel_all()?;
+        let left = self.world.ring.cancel_all()?;
         log::info!("stopped: cancelled {} operation(s) still in flight", left.len());
-        assert_eq!(self.ring.in_flight(), 0, "an operation outlived the ring");
+        assert_eq!(self.world.ring.in_flight(), 0, "an operation outlived the ring");
         Ok(())
     }
 
@@ -208,11 +210,8 @@ impl Server {
             Token::Recv(idx, gen) => self.on_recv(idx, gen, c.result, c.buf),
             Token::Send(idx, gen) => self.on_send(idx, gen, c.result, c.buf),
             Token::Signal => self.on_signal(c.result, &c.buf),
-            Token::Probe(key, gen, i) => self.on_probe(key, gen, i, c),
-            Token::Read(key, gen) => self.on_read(key, gen, c),
-            Token::Move(key, gen, op) => self.on_move(key, gen, op, c.result),
-            Token::Chat(key, gen, op) => self.on_chat(key, gen, op, c),
-            Token::ChatMsg(key, gen) => self.on_chat_msg(key, gen, c),
+            Token::VersionSweep => self.sweep_versions(),
+            Token::Req { key, gen, op } => self.on_op(key, gen, op, c),
             Token::Discard => {}
         }
     }
@@ -223,36 +222,34 @@ impl Server {
         }
         if let Some(l) = &self.listeners[i] {
             let fd = l.fd.as_raw_fd();
-            self.ring.submit(Token::Accept(i), Sub::Accept { fd });
+            self.world.ring.submit(Token::Accept(i), Sub::Accept { fd });
         }
     }
 
-    fn on_accept(&mut self, i: usize, result: i32, _fd: Option<OwnedFd>) {
-        if result < 0 {
-            let errno = -result;
-            match errno {
+    fn on_accept(&mut self, i: usize, result: i32, fd: Option<OwnedFd>) {
+        let Some(fd) = fd else {
+            match -result {
                 libc::ECANCELED => return,
                 // Out of fds or memory: accepting again at once would spin.
-                libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS => {
-                    log::warn!("accept: {}; retrying in {:?}", io::Error::from_raw_os_error(errno), ACCEPT_RETRY);
+                errno @ (libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS) => {
+                    let e = io::Error::from_raw_os_error(errno);
+                    self.world.refusals.warn(format_args!("accept: {e}; retrying in {ACCEPT_RETRY:?}"));
                     let nanos = ACCEPT_RETRY.as_nanos() as u64;
-                    self.ring.submit(Token::AcceptRetry(i), Sub::Timeout { nanos });
+                    self.world.ring.submit(Token::AcceptRetry(i), Sub::Timeout { nanos });
                     return;
                 }
                 // The peer gave up before we accepted, or a transient error:
                 // nothing is lost by accepting the next one.
-                _ => log::debug!("accept: {}", io::Error::from_raw_os_error(errno)),
+                errno => log::debug!("accept: {}", io::Error::from_raw_os_error(errno)),
             }
             return self.arm_accept(i);
-        }
-        // SAFETY: a non-negative accept result is a new fd that nothing else
-        // owns.
-        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) };
+        };
         if self.stopping {
-            self.ring.submit(Token::Discard, Sub::Close { fd });
-        } else if self.conns.len() >= self.cfg.max_conns {
-            log::warn!("refusing a connection: already serving --max-conns {}", self.cfg.max_conns);
-            self.ring.submit(Token::Discard, Sub::Close { fd });
+            self.world.ring.submit(Token::Discard, Sub::Close { fd });
+        } else if self.conns.len() >= self.world.cfg.max_conns {
+            let max = self.world.cfg.max_conns;
+            self.world.refusals.warn(format_args!("refusing a connection: already serving --max-conns {max}"));
+            self.world.ring.submit(Token::Discard, Sub::Close { fd });
         } else {
             self.add_conn(fd);
         }
@@ -264,10 +261,44 @@ impl Server {
         self.next_gen = self.next_gen.wrapping_add(1);
         let id = self.next_id;
         self.next_id += 1;
-        let idx = self.conns.insert(Conn::new(fd, gen, id, self.cfg.msize));
+        let idx = self.conns.insert(Conn::new(fd, gen, id, self.world.cfg.msize));
         log::debug!("conn {id}: accepted");
+        self.arm_sweep();
         self.arm_recv(idx);
         idx
+    }
+
+    /// Look again at connections that owe their Tversion, while any does.
+    fn arm_sweep(&mut self) {
+        if !self.sweep_armed && !self.stopping {
+            self.sweep_armed = true;
+            let nanos = VERSION_SWEEP.min(self.world.cfg.version_deadline).as_nanos() as u64;
+            self.world.ring.submit(Token::VersionSweep, Sub::Timeout { nanos });
+        }
+    }
+
+    /// Close every connection that has not finished its Tversion within
+    /// `--version-deadline`: sockets that connect and say nothing must not
+    /// hold the connection slots of everyone else.
+    fn sweep_versions(&mut self) {
+        self.sweep_armed = false;
+        let (now, deadline) = (Instant::now(), self.world.cfg.version_deadline);
+        let owing: Vec<(usize, bool)> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.phase == Phase::AwaitVersion)
+            .map(|(i, c)| (i, now.duration_since(c.accepted) >= deadline))
+            .collect();
+        for &(idx, late) in &owing {
+            if late {
+                let id = self.conns[idx].id;
+                self.world.refusals.warn(format_args!("conn {id}: no Tversion within {deadline:?}; closing"));
+                self.begin_close(idx);
+            }
+        }
+        if owing.iter().any(|(_, late)| !late) {
+            self.arm_sweep();
+        }
     }
 
     fn conn_mut(&mut self, idx: usize, gen: u32) -> Option<&mut Conn> {
@@ -286,7 +317,7 @@ impl Server {
         let start = conn.rlen;
         conn.recv_armed = true;
         let token = Token::Recv(idx, conn.gen);
-        self.ring.submit(token, Sub::Recv { fd, buf, start });
+        self.world.ring.submit(token, Sub::Recv { fd, buf, start });
     }
 
     fn on_recv(&mut self, idx: usize, gen: u32, result: i32, buf: Vec<u8>) {
@@ -315,7 +346,8 @@ impl Server {
             if !self.take_requests(idx) {
                 return self.begin_close(idx);
             }
-            let queued = self.conns[idx].outq.len();
+            let Some(conn) = self.conns.get(idx).filter(|c| c.phase != Phase::Closing) else { return };
+            let queued = conn.outq.len();
             self.flush_send(idx);
             let conn = &self.conns[idx];
             let freed = queued > 0 && conn.outq.is_empty();
@@ -335,19 +367,7 @@ impl Server {
                 Some(After::Continue) => {}
                 Some(After::Close) => return false,
                 Some(After::Park(tag, job)) => self.park(idx, tag, *job),
-                Some(After::ParkRead { tag, fid, file, offset, count }) => {
-                    self.park_read(idx, tag, fid, file, offset, count)
-                }
-                Some(After::ParkChatRead { tag, entry, id, offset, count }) => {
-                    self.park_chat_read(idx, tag, entry, id, offset, count)
-                }
-                Some(After::Move { tag, slot, gen, data }) => {
-                    if let Err(e) = self.begin_move(idx, tag, slot, gen, &data) {
-                        let (text, errno) = e.entry();
-                        let trace = self.cfg.trace;
-                        self.conns[idx].reply(tag, &proto::Rmsg::Error { ename: text.as_bytes(), errno }, trace);
-                    }
-                }
+                Some(After::Forget(keys)) => self.forget(keys),
             }
         }
         self.conns[idx].settle_rbuf();
@@ -357,14 +377,13 @@ impl Server {
     /// Decode and handle the next whole request, if there is one and the
     /// connection may take it.
     fn take_one(&mut self, idx: usize) -> Option<After> {
-        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg, closing: Vec::new() };
         let conn = &mut self.conns[idx];
         // While a recv is in flight the ring holds the buffer, and what was
         // left in it is an incomplete request (a recv is armed only then).
         if conn.recv_armed || !conn.can_take_request() {
             return None;
         }
-        let limit = if conn.phase == Phase::AwaitVersion { ctx.cfg.msize } else { conn.msize };
+        let limit = if conn.phase == Phase::AwaitVersion { self.world.cfg.msize } else { conn.msize };
         let avail = &conn.rbuf[conn.rstart..conn.rlen];
         let size = match proto::frame_size(avail, limit) {
             Err(e) => {
@@ -385,13 +404,10 @@ impl Server {
         let frame = &rbuf[conn.rstart..conn.rstart + size];
         conn.rstart += size;
         let after = match proto::decode_t(frame, conn.dialect) {
-            Ok((tag, msg)) => dispatch::handle(&mut ctx, conn, tag, msg),
-            Err(e) => refuse_undecodable(&ctx, conn, e),
+            Ok((tag, msg)) => dispatch::handle(&mut self.world, conn, tag, msg),
+            Err(e) => refuse_undecodable(self.world.cfg.trace, conn, e),
         };
         conn.rbuf = rbuf;
-        for opened in ctx.closing {
-            job::release_opened(&mut self.ring, &mut self.held, Some(opened));
-        }
         Some(after)
     }
 
@@ -404,8 +420,9 @@ impl Server {
         let buf = std::mem::replace(&mut conn.outq, std::mem::take(&mut conn.spare));
         conn.sending = true;
         conn.send_off = 0;
+        conn.send_len = buf.len();
         let token = Token::Send(idx, conn.gen);
-        self.ring.submit(token, Sub::Send { fd, buf, start: 0 });
+        self.world.ring.submit(token, Sub::Send { fd, buf, start: 0 });
     }
 
     fn on_send(&mut self, idx: usize, gen: u32, result: i32, mut buf: Vec<u8>) {
@@ -423,11 +440,11 @@ impl Server {
         if conn.send_off < buf.len() {
             // A partial send: continue from where the kernel stopped.
             let (fd, start) = (conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1), conn.send_off);
-            let token = Token::Send(idx, gen);
-            self.ring.submit(token, Sub::Send { fd, buf, start });
+            self.world.ring.submit(Token::Send(idx, gen), Sub::Send { fd, buf, start });
             return;
         }
         conn.sending = false;
+        conn.send_len = 0;
         buf.clear();
         if buf.capacity() <= conn::BUF_KEEP_BYTES_MAX {
             conn.spare = buf;
@@ -439,21 +456,18 @@ impl Server {
     /// once; the fd is closed when the ring has given back the connection's
     /// buffers.
     fn begin_close(&mut self, idx: usize) {
-        let mut ctx = Ctx { tree: &mut self.tree, cfg: &self.cfg, closing: Vec::new() };
         let conn = &mut self.conns[idx];
         if conn.phase == Phase::Closing {
             return;
         }
         log::debug!("conn {}: closing", conn.id);
         conn.phase = Phase::Closing;
-        dispatch::reset_session(&mut ctx, conn);
-        for opened in ctx.closing {
-            job::release_opened(&mut self.ring, &mut self.held, Some(opened));
-        }
+        let forgotten = dispatch::reset_session(&mut self.world, conn);
         if conn.recv_armed || conn.sending {
             let fd = conn.fd.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
-            self.ring.submit(Token::Discard, Sub::CancelFd { fd });
+            self.world.ring.submit(Token::Discard, Sub::CancelFd { fd });
         }
+        self.forget(forgotten);
         self.finish_close(idx);
     }
 
@@ -464,7 +478,7 @@ impl Server {
         }
         let conn = self.conns.remove(idx);
         if let Some(fd) = conn.fd {
-            self.ring.submit(Token::Discard, Sub::Close { fd });
+            self.world.ring.submit(Token::Discard, Sub::Close { fd });
         }
         if conn.only_one {
             self.stop();
@@ -474,24 +488,32 @@ impl Server {
     fn arm_signal(&mut self) {
         let fd = self.signal_fd.as_raw_fd();
         let buf = Vec::with_capacity(SIGINFO_BYTES);
-        self.ring
-            .submit(Token::Signal, Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX });
+        let read = Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX };
+        self.world.ring.submit(Token::Signal, read);
     }
 
+    /// A signal: SIGTERM and SIGINT stop the daemon, SIGUSR1 prints its
+    /// status, SIGCHLD reaps its children. The read is re-armed after
+    /// every signal that does not stop it, and after every error, so no
+    /// later SIGTERM is ever lost.
     fn on_signal(&mut self, result: i32, buf: &[u8]) {
         if result < 0 {
-            if -result != libc::ECANCELED {
-                log::error!("signalfd: {}", io::Error::from_raw_os_error(-result));
+            match -result {
+                libc::ECANCELED if self.stopping => return,
+                errno => log::error!("signalfd: {}", io::Error::from_raw_os_error(errno)),
             }
-            return;
-        }
-        let signo = buf.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        if signo == libc::SIGUSR1 as u32 {
-            eprintln!("{}", self.status());
             return self.arm_signal();
         }
-        log::info!("signal {signo}: stopping");
-        self.stop();
+        let signo = buf.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])) as i32;
+        match signo {
+            libc::SIGUSR1 => eprintln!("{}", self.status()),
+            libc::SIGCHLD => listen::reap_children(),
+            _ => {
+                log::info!("signal {signo}: stopping");
+                return self.stop();
+            }
+        }
+        self.arm_signal();
     }
 
     /// One line of what the daemon holds, printed on SIGUSR1: what an
@@ -499,13 +521,16 @@ impl Server {
     fn status(&self) -> String {
         let fids: usize = self.conns.iter().map(|(_, c)| c.fids.len()).sum();
         let parked: usize = self.conns.iter().map(|(_, c)| c.parked.len()).sum();
+        let w = &self.world;
         format!(
-            "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={}",
+            "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} fids_total={}",
             self.conns.len(),
             self.reqs.len(),
-            self.ring.in_flight(),
-            self.held.files,
-            self.held.entries,
+            w.ring.in_flight(),
+            w.held.files,
+            w.held.entries,
+            w.tree.paths_held(),
+            w.fids_total,
         )
     }
 
@@ -518,9 +543,9 @@ impl Server {
         for slot in &mut self.listeners {
             if let Some(l) = slot.take() {
                 let fd = l.fd.as_raw_fd();
-                self.ring.submit(Token::Discard, Sub::CancelFd { fd });
+                self.world.ring.submit(Token::Discard, Sub::CancelFd { fd });
                 let fd = l.close();
-                self.ring.submit(Token::Discard, Sub::Close { fd });
+                self.world.ring.submit(Token::Discard, Sub::Close { fd });
             }
         }
         let idxs: Vec<usize> = self.conns.iter().map(|(i, _)| i).collect();
@@ -532,7 +557,7 @@ impl Server {
 
 /// A framed message that does not decode: answered on its tag when the
 /// header was whole and the session is up, else the connection closes.
-fn refuse_undecodable(ctx: &Ctx, conn: &mut Conn, e: proto::DecodeError) -> After {
+fn refuse_undecodable(trace: bool, conn: &mut Conn, e: proto::DecodeError) -> After {
     let (Some(tag), Phase::Ready) = (e.tag, conn.phase) else {
         log::info!("conn {}: undecodable message {:?} before Tversion; closing", conn.id, e.kind);
         return After::Close;
@@ -542,10 +567,9 @@ fn refuse_undecodable(ctx: &Ctx, conn: &mut Conn, e: proto::DecodeError) -> Afte
         DecodeErrorKind::TooManyNames(_) => Error::TooManyNames,
         DecodeErrorKind::Truncated | DecodeErrorKind::Trailing => Error::Malformed,
     };
-    if ctx.cfg.trace {
+    if trace {
         eprintln!("<-{}- (undecodable: {:?}) tag {tag}", conn.id, e.kind);
     }
-    let (text, errno) = error.entry();
-    conn.reply(tag, &proto::Rmsg::Error { ename: text.as_bytes(), errno }, ctx.cfg.trace);
+    conn.error(tag, error, trace);
     After::Continue
 }

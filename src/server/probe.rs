@@ -1,6 +1,6 @@
 //! A probe: one look at a file on disk through the ring — open it beneath
 //! its harness's base, statx it, and (for a probe that only looks) close it
-//! again.
+//! again — and `Batch`, many probes of one job in flight together.
 //!
 //! This is the path resolver every view shares. The base is configuration
 //! and is opened with ordinary resolution (it may be a symlink); the path
@@ -10,25 +10,37 @@
 //! including a directory swapped for a symlink between a walk and a read.
 //! A look opens with `O_PATH`, which never blocks and never runs a
 //! device's open; a read opens with `O_RDONLY | O_NONBLOCK | O_NOFOLLOW`,
-//! and only after a look said the file is regular or a directory.
+//! and only after a look said the file is regular or a directory. A
+//! regular file with more than one hard link is reported absent, as a
+//! symlink is, unless `--allow-hard-links`: its other name may be any file
+//! of the user's.
 //!
-//! A probe is a small state machine driven by its completions
-//! (`Probe::start`, `Probe::step`); the request that owns it keeps its fds
-//! until the last completion, so a flushed request's fds are closed by the
-//! ring, never under it.
+//! A probe is a small state machine driven by its completions; the job that
+//! owns it keeps its fds until the last completion, so a flushed request's
+//! fds are closed by the ring, never under it.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use crate::ring::{Completion, Ring, Sub};
-use crate::tree::{Backing, Meta};
+use crate::meta::{Meta, STATX_MASK};
+use crate::ring::{Completion, Sub};
+use crate::tree::Backing;
 
+use super::jobs::Ops;
 use super::Token;
 
 const RESOLVE_SAFE: u64 = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
 
+/// The errno a probe reports for a regular file with other names: "too
+/// many links", treated like a symlink's ELOOP — not there.
+pub(crate) const HARD_LINKED: i32 = libc::EMLINK;
+
+/// Probes one job keeps in flight at once: enough to list a directory at
+/// the disk's pace, few enough that one listing never fills the ring.
+pub(crate) const BATCH_IN_FLIGHT_MAX: usize = 128;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Look only: O_PATH, closed again.
     Look,
     /// Open for reading and keep the fd.
@@ -41,32 +53,30 @@ pub enum Kind {
     SlurpTail(u32),
 }
 
-pub enum Target {
+pub(crate) enum Target {
     /// A path beneath a harness base.
     Beneath(Backing),
-    /// One name in a directory the request holds open (a listing's
-    /// entries): statx with AT_SYMLINK_NOFOLLOW, no traversal.
+    /// One name in a directory the job holds open (a listing's entries):
+    /// statx with AT_SYMLINK_NOFOLLOW, no traversal.
     At { dirfd: RawFd, name: CString },
-    /// Nothing: a turn of the loop (a gathering cut into rounds yields).
-    Yield,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
+    Idle,
     OpenBase,
     OpenRel,
     Statx,
     ReadData,
-    Yielded,
     Done,
 }
 
-pub struct Probe {
+pub(crate) struct Probe {
     target: Target,
     kind: Kind,
     phase: Phase,
-    /// Whether `start` has run.
-    pub started: bool,
+    /// Whether a regular file with other names may be served.
+    hard_links: bool,
     /// The base directory, held until the openat2 beneath it has completed
     /// (io_uring may run that open on a worker after later entries, and it
     /// resolves the dirfd number only then).
@@ -80,82 +90,67 @@ pub struct Probe {
 }
 
 impl Probe {
-    pub fn new(target: Target, kind: Kind) -> Self {
-        Probe {
-            target,
-            kind,
-            phase: Phase::OpenBase,
-            started: false,
-            base: None,
-            fd: None,
-            result: None,
-            data: Vec::new(),
-        }
+    pub(crate) fn new(target: Target, kind: Kind, hard_links: bool) -> Self {
+        Probe { target, kind, phase: Phase::Idle, hard_links, base: None, fd: None, result: None, data: Vec::new() }
     }
 
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.phase == Phase::Done
     }
 
-    /// Submit the first operation.
-    pub fn start(&mut self, ring: &mut Ring<Token>, token: Token) {
-        self.started = true;
+    /// What it found; a probe that never ran found nothing.
+    pub(crate) fn found(&self) -> Result<Meta, i32> {
+        self.result.unwrap_or(Err(libc::ENOENT))
+    }
+
+    /// Submit the first operation as the job's op `op`.
+    pub(crate) fn start(&mut self, ops: &mut Ops, op: u32) {
         match &self.target {
             Target::Beneath(b) => {
                 let flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
                 let path = b.base.clone();
-                ring.submit(token, Sub::OpenAt2 { dirfd: libc::AT_FDCWD, path, flags, resolve: 0 });
+                ops.submit(op, Sub::OpenAt2 { dirfd: libc::AT_FDCWD, path, flags, resolve: 0 });
                 self.phase = Phase::OpenBase;
-            }
-            Target::Yield => {
-                ring.submit(token, Sub::Timeout { nanos: 1 });
-                self.phase = Phase::Yielded;
             }
             Target::At { dirfd, name } => {
                 let flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT;
-                ring.submit(
-                    token,
-                    Sub::Statx {
-                        dirfd: *dirfd,
-                        path: name.clone(),
-                        flags,
-                        mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME,
-                    },
-                );
+                ops.submit(op, Sub::Statx { dirfd: *dirfd, path: name.clone(), flags, mask: STATX_MASK });
                 self.phase = Phase::Statx;
             }
         }
     }
 
     /// Advance on a completion. Returns true when the probe is done.
-    pub fn step(&mut self, ring: &mut Ring<Token>, token: Token, c: Completion<Token>) -> bool {
+    pub(crate) fn step(&mut self, ops: &mut Ops, op: u32, mut c: Completion<Token>) -> bool {
         match self.phase {
-            Phase::OpenBase => self.base_opened(ring, token, c.result),
-            Phase::OpenRel => self.rel_opened(ring, token, c.result),
-            Phase::Statx => self.statxed(ring, token, c),
-            Phase::ReadData => self.data_read(ring, c),
-            Phase::Yielded => self.finish(ring, Err(libc::ETIME)),
-            Phase::Done => {}
+            Phase::OpenBase => self.base_opened(ops, op, c.result, c.fd.take()),
+            Phase::OpenRel => self.rel_opened(ops, op, c.result, c.fd.take()),
+            Phase::Statx => self.statxed(ops, op, c),
+            Phase::ReadData => self.data_read(ops, c),
+            Phase::Idle | Phase::Done => {}
         }
         self.done()
     }
 
-    fn finish(&mut self, ring: &mut Ring<Token>, result: Result<Meta, i32>) {
+    /// Give back what it holds: its fds, closed through the ring.
+    pub(crate) fn release(self, ops: &mut Ops) {
+        for fd in [self.base, self.fd].into_iter().flatten() {
+            ops.close(fd);
+        }
+    }
+
+    fn finish(&mut self, ops: &mut Ops, result: Result<Meta, i32>) {
         if result.is_err() || self.kind != Kind::Read {
             if let Some(fd) = self.fd.take() {
-                ring.submit(Token::Discard, Sub::Close { fd });
+                ops.close(fd);
             }
         }
         self.result = Some(result);
         self.phase = Phase::Done;
     }
 
-    fn base_opened(&mut self, ring: &mut Ring<Token>, token: Token, result: i32) {
-        if result < 0 {
-            return self.finish(ring, Err(-result));
-        }
-        // SAFETY: a non-negative openat2 result is a new fd we now own.
-        let base = unsafe { OwnedFd::from_raw_fd(result) };
+    fn base_opened(&mut self, ops: &mut Ops, op: u32, result: i32, fd: Option<OwnedFd>) {
+        let Some(base) = fd else { return self.finish(ops, Err(-result.min(-1))) };
         let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens a base") };
         let flags = match self.kind {
             Kind::Look => libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
@@ -164,40 +159,36 @@ impl Probe {
             }
         } as u64;
         let (dirfd, path) = (base.as_raw_fd(), b.rel.clone());
-        ring.submit(token, Sub::OpenAt2 { dirfd, path, flags, resolve: RESOLVE_SAFE });
+        ops.submit(op, Sub::OpenAt2 { dirfd, path, flags, resolve: RESOLVE_SAFE });
         self.base = Some(base);
         self.phase = Phase::OpenRel;
     }
 
-    fn rel_opened(&mut self, ring: &mut Ring<Token>, token: Token, result: i32) {
+    fn rel_opened(&mut self, ops: &mut Ops, op: u32, result: i32, fd: Option<OwnedFd>) {
         if let Some(base) = self.base.take() {
-            ring.submit(Token::Discard, Sub::Close { fd: base });
+            ops.close(base);
         }
-        if result < 0 {
-            return self.finish(ring, Err(-result));
-        }
-        // SAFETY: a non-negative openat2 result is a new fd we now own.
-        let fd = unsafe { OwnedFd::from_raw_fd(result) };
+        let Some(fd) = fd else { return self.finish(ops, Err(-result.min(-1))) };
         let flags = libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW;
         let dirfd = fd.as_raw_fd();
         self.fd = Some(fd);
-        ring.submit(
-            token,
-            Sub::Statx { dirfd, path: CString::default(), flags, mask: libc::STATX_BASIC_STATS | libc::STATX_BTIME },
-        );
+        ops.submit(op, Sub::Statx { dirfd, path: CString::default(), flags, mask: STATX_MASK });
         self.phase = Phase::Statx;
     }
 
-    fn statxed(&mut self, ring: &mut Ring<Token>, token: Token, c: Completion<Token>) {
+    fn statxed(&mut self, ops: &mut Ops, op: u32, c: Completion<Token>) {
         if c.result < 0 {
-            return self.finish(ring, Err(-c.result));
+            return self.finish(ops, Err(-c.result));
         }
         let meta = Meta::from_statx(c.statx.as_deref().expect("a statx completion carries its buffer"));
         // openat2 hands back an O_PATH fd on a trailing symlink when asked
         // for O_PATH|O_NOFOLLOW; a symlink is never served, so it is simply
         // not there.
         if meta.is_symlink() {
-            return self.finish(ring, Err(libc::ELOOP));
+            return self.finish(ops, Err(libc::ELOOP));
+        }
+        if meta.is_hard_linked() && !self.hard_links {
+            return self.finish(ops, Err(HARD_LINKED));
         }
         let slurp = match self.kind {
             Kind::Slurp(max) => Some((max, 0)),
@@ -206,23 +197,124 @@ impl Probe {
         };
         if let (Some((max, offset)), Some(fd)) = (slurp, &self.fd) {
             if !meta.is_regular() {
-                return self.finish(ring, Err(libc::EINVAL));
+                return self.finish(ops, Err(libc::EINVAL));
             }
             let (fd, buf) = (fd.as_raw_fd(), Vec::with_capacity(max as usize));
-            ring.submit(token, Sub::Read { fd, owned: None, buf, len: max, offset });
+            ops.submit(op, Sub::Read { fd, owned: None, buf, len: max, offset });
             self.result = Some(Ok(meta));
             self.phase = Phase::ReadData;
             return;
         }
-        self.finish(ring, Ok(meta));
+        self.finish(ops, Ok(meta));
     }
 
-    fn data_read(&mut self, ring: &mut Ring<Token>, c: Completion<Token>) {
+    fn data_read(&mut self, ops: &mut Ops, c: Completion<Token>) {
         let meta = self.result.take().expect("a slurp reads after its statx");
         if c.result < 0 {
-            return self.finish(ring, Err(-c.result));
+            return self.finish(ops, Err(-c.result));
         }
         self.data = c.buf;
-        self.finish(ring, meta);
+        self.finish(ops, meta);
+    }
+}
+
+/// Is an errno a probe reports one that means "not there" — as opposed to
+/// "could not look" (out of fds, out of memory, an i/o error), which must
+/// reach the client as itself and never as not-found?
+pub(crate) fn means_absent(errno: i32) -> bool {
+    matches!(errno, libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::EXDEV | HARD_LINKED)
+}
+
+/// Many probes of one job: started as the ring has room, at most
+/// `BATCH_IN_FLIGHT_MAX` in flight, each completion routed by its index
+/// (the job's op number).
+#[derive(Default)]
+pub(crate) struct Batch {
+    pub probes: Vec<Probe>,
+    started: usize,
+    done: usize,
+    in_flight: usize,
+}
+
+/// Where a batch stands after a start or a completion.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Every probe is done.
+    Complete,
+    /// Probes are in flight; a completion will come.
+    Running,
+    /// Nothing of this batch is in flight and the ring had no room: the
+    /// job must yield a turn and call `pump` again.
+    Stalled,
+}
+
+impl Batch {
+    pub(crate) fn new(probes: Vec<Probe>) -> Batch {
+        Batch { probes, started: 0, done: 0, in_flight: 0 }
+    }
+
+    pub(crate) fn one(probe: Probe) -> Batch {
+        Batch::new(vec![probe])
+    }
+
+    pub(crate) fn push(&mut self, probe: Probe) {
+        self.probes.push(probe);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.probes.is_empty()
+    }
+
+    /// Start as many probes as the ring and the per-job bound allow.
+    pub(crate) fn pump(&mut self, ops: &mut Ops) -> Progress {
+        while self.started < self.probes.len() && self.in_flight < BATCH_IN_FLIGHT_MAX && ops.room() > 0 {
+            let i = self.started;
+            self.probes[i].start(ops, i as u32);
+            self.started += 1;
+            self.in_flight += 1;
+        }
+        self.progress()
+    }
+
+    /// A completion for probe `op`; starts more as room frees.
+    pub(crate) fn on_done(&mut self, ops: &mut Ops, op: u32, c: Completion<Token>) -> Progress {
+        let Some(p) = self.probes.get_mut(op as usize) else { return self.progress() };
+        if p.step(ops, op, c) {
+            self.done += 1;
+            self.in_flight -= 1;
+        }
+        self.pump(ops)
+    }
+
+    fn progress(&self) -> Progress {
+        if self.done == self.probes.len() {
+            Progress::Complete
+        } else if self.in_flight > 0 {
+            Progress::Running
+        } else {
+            Progress::Stalled
+        }
+    }
+
+    /// Give back every probe's fds.
+    pub(crate) fn release(self, ops: &mut Ops) {
+        for p in self.probes {
+            p.release(ops);
+        }
+    }
+}
+
+/// Drive `batch` on `ev`: `Ok` once every probe is done, else the step the
+/// job returns meanwhile (wait for completions, or yield a turn).
+pub(crate) fn drive(batch: &mut Batch, ops: &mut Ops, ev: super::jobs::Event) -> Result<(), super::jobs::Step> {
+    use super::jobs::{Event, Step};
+    let progress = match ev {
+        Event::Done(op, c) => batch.on_done(ops, op, c),
+        _ => batch.pump(ops),
+    };
+    match progress {
+        Progress::Complete => Ok(()),
+        Progress::Running => Err(Step::Wait),
+        Progress::Stalled => Err(Step::Yield),
     }
 }

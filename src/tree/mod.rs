@@ -1,58 +1,46 @@
-//! `tree`: what the daemon serves, named by node ids.
+//! `tree`: the namespace — what the daemon serves, named by node ids.
 //!
 //! A node id (`NodeId`) is the server's handle on a file: fids hold one,
 //! walks produce them, and `..` is answered from the tree's own parent
 //! links, never the kernel's. The skeleton — `/`, the facts, the harness
 //! directories and the mounts where each mirror begins — is a fixed table
-//! (`STATIC`); a file below a mount is a slot of the path table
-//! (`paths`), named by its mount and the names below it.
+//! (`STATIC`); a file below a mount is a slot of the path table (`paths`),
+//! named by its mount and the names below it; a part of a live agent's
+//! directory is named by the agent's slot in `active::agents` and the part.
 //!
-//! Where a node lives on disk is a `Backing`: a harness's base directory
-//! and a path relative to it, composed only of the mount's fixed path and
-//! names that passed the name check and the exclusions. The server opens
-//! it with openat2 beneath the base, with no symlinks, through the ring;
-//! the tree itself never touches the disk.
+//! The tree owns no live state. The agents table belongs to `active` and
+//! the chat indexes to `chat`; where a name, a parent or a presence depends
+//! on an agent, the caller hands the table in. Nor does it touch the disk:
+//! where a node lives is a `Backing` — a harness's base directory and a
+//! path beneath it composed only of the mount's fixed path and names that
+//! passed the name check and the exclusions — which the server opens with
+//! openat2 beneath the base, through the ring.
 //!
-//! Qid paths are identities, not bookkeeping (intro(5)): a node's qid path
-//! is the same on every walk, listing and stat. The space is split by the
-//! top bit so the two kinds can never collide: files on disk get a hash of
-//! their (dev, ino) with bit 63 clear; static and derived nodes get paths
-//! with bit 63 set. A derived file's qid version is a hash of its text, so
-//! a change of content moves it even when the size stays put.
+//! A stat is an `Entry`: the owned fields of one file's stat, built once
+//! from what the disk or a derivation said (`Attr`) and encoded with the
+//! daemon's owner names. A listing snapshots entries, so reading it later
+//! asks nothing of a table that may have moved on.
 
-pub mod agents;
-pub mod chats;
-pub mod exclude;
-pub mod paths;
+pub(crate) mod exclude;
+pub(crate) mod paths;
 
+use std::borrow::Cow;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use std::borrow::Cow;
-
+use crate::active::agents::{Agents, Found};
+use crate::active::Field;
 use crate::errors::Error;
-use crate::proto::{Qid, Stat, DMDIR, QTDIR, QTFILE};
-use agents::Agents;
+use crate::harness::Harness;
+use crate::meta::{Meta, QID_PATH_SYNTHETIC};
+use crate::proto::{Dialect, Qid, Stat, DMDIR, QTDIR, QTFILE};
 use paths::{PathTable, Place};
-
-/// Bit 63 of a qid path marks a node the daemon makes up itself (the
-/// skeleton, the facts, later the /active fields), so no hash of a real
-/// (dev, ino) — which always has it clear — can equal one.
-pub const QID_PATH_SYNTHETIC: u64 = 1 << 63;
-
-/// The harnesses whose homes are mirrored, in `--root` order.
-pub const HARNESSES: [&str; 5] = ["claude", "codex", "omp", "hermes", "dsh"];
-const CLAUDE: u8 = 0;
-const CODEX: u8 = 1;
-const OMP: u8 = 2;
-const HERMES: u8 = 3;
-const DSH: u8 = 4;
 
 /// A node: a fid's handle on what it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NodeId {
+pub(crate) enum NodeId {
     /// An entry of `STATIC`, by index.
     Static(u16),
     /// A slot of the path table and its generation.
@@ -61,58 +49,9 @@ pub enum NodeId {
     Agent { slot: u32, gen: u32, part: u32 },
 }
 
-/// The files of `/active/<harness>/<pid>/`, each derived again when read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Field {
-    Cwd,
-    Model,
-    Name,
-    Pid,
-    Ppid,
-    Session,
-    Started,
-    Status,
-    Title,
-    Via,
-    Zmx,
-}
-
-impl Field {
-    /// Every field, in listing (name) order.
-    pub const ALL: [Field; 11] = [
-        Field::Cwd,
-        Field::Model,
-        Field::Name,
-        Field::Pid,
-        Field::Ppid,
-        Field::Session,
-        Field::Started,
-        Field::Status,
-        Field::Title,
-        Field::Via,
-        Field::Zmx,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Cwd => "cwd",
-            Field::Model => "model",
-            Field::Name => "name",
-            Field::Pid => "pid",
-            Field::Ppid => "ppid",
-            Field::Session => "session",
-            Field::Started => "started",
-            Field::Status => "status",
-            Field::Title => "title",
-            Field::Via => "via",
-            Field::Zmx => "zmx",
-        }
-    }
-}
-
 /// What of an agent's directory a node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Part {
+pub(crate) enum Part {
     Dir,
     Field(Field),
     Transcript,
@@ -169,28 +108,24 @@ impl Part {
     }
 
     /// Is this part a directory?
-    pub fn is_dir(self) -> bool {
+    pub(crate) fn is_dir(self) -> bool {
         matches!(self, Part::Dir | Part::Chat | Part::Agents | Part::Sub(_))
     }
 
     /// The part named `name` inside an agent's directory.
-    pub fn child(name: &[u8]) -> Option<Part> {
-        if name == b"transcript" {
-            return Some(Part::Transcript);
+    pub(crate) fn child(name: &[u8]) -> Option<Part> {
+        match name {
+            b"transcript" => Some(Part::Transcript),
+            b"chat" => Some(Part::Chat),
+            b"agents" => Some(Part::Agents),
+            _ => Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f)),
         }
-        if name == b"chat" {
-            return Some(Part::Chat);
-        }
-        if name == b"agents" {
-            return Some(Part::Agents);
-        }
-        Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f))
     }
 }
 
 /// Where a node is, as a value a walk can carry without pinning anything.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Loc {
+pub(crate) enum Loc {
     Static(u16),
     Mirror(Place),
     Agent { slot: u32, gen: u32, part: Part },
@@ -198,7 +133,7 @@ pub enum Loc {
 
 /// What a stat of a node is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Attr {
+pub(crate) enum Attr {
     /// A node of the skeleton (or an agent's directory): the tree knows.
     Skeleton,
     /// A file on disk: its statx.
@@ -207,17 +142,30 @@ pub enum Attr {
     Text { len: u64, version: u32, mtime: u32 },
 }
 
+/// One file's stat, owned: what a listing snapshots and a stat answers.
+/// The owner's names are the daemon's and are added when encoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub name: Box<[u8]>,
+    pub qid: Qid,
+    pub mode: u32,
+    pub length: u64,
+    pub mtime: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
 /// A file on disk: the harness's base, and the path beneath it ("." for
 /// the base itself).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Backing {
+pub(crate) struct Backing {
     pub base: CString,
     pub rel: CString,
 }
 
 /// Whether a place is there, and how to find out.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Presence {
+pub(crate) enum Presence {
     Always,
     Absent,
     Probe(Backing),
@@ -236,11 +184,11 @@ enum What {
     /// A directory of the skeleton, always there.
     Dir,
     /// `/claude`, `/codex`: there while the harness's base exists.
-    HarnessDir(u8),
+    HarnessDir(Harness),
     /// `/active/<harness>`: one directory per live agent of it.
-    ActiveHarness(u8),
+    ActiveHarness(Harness),
     /// Where a mirror begins: the harness and the path under its base.
-    Mount(u8, &'static str),
+    Mount(Harness, &'static str),
     Fact(Fact),
 }
 
@@ -254,41 +202,46 @@ const fn node(name: &'static str, parent: u16, what: What) -> StaticNode {
     StaticNode { name, parent, what }
 }
 
+use Harness::{Claude, Codex, Dsh, Hermes, Omp};
+
 /// The skeleton. Index 0 is `/`, its own parent. Children appear in the
 /// order listed, which is sorted by name so a listing is stable.
 const STATIC: &[StaticNode] = &[
     node("/", 0, What::Dir),
     node("README", 0, What::Fact(Fact::Readme)),
-    node("claude", 0, What::HarnessDir(CLAUDE)),
-    node("codex", 0, What::HarnessDir(CODEX)),
-    node("dsh", 0, What::Mount(DSH, "")),
-    node("hermes", 0, What::Mount(HERMES, "")),
-    node("omp", 0, What::Mount(OMP, "agent")),
+    node("claude", 0, What::HarnessDir(Claude)),
+    node("codex", 0, What::HarnessDir(Codex)),
+    node("dsh", 0, What::Mount(Dsh, "")),
+    node("hermes", 0, What::Mount(Hermes, "")),
+    node("omp", 0, What::Mount(Omp, "agent")),
     node("pid", 0, What::Fact(Fact::Pid)),
     node("skills", 0, What::Dir),
     node("uptime", 0, What::Fact(Fact::Uptime)),
     // 10: /claude
-    node("history", 2, What::Mount(CLAUDE, "history.jsonl")),
-    node("projects", 2, What::Mount(CLAUDE, "projects")),
-    node("skills", 2, What::Mount(CLAUDE, "skills")),
+    node("history", 2, What::Mount(Claude, "history.jsonl")),
+    node("projects", 2, What::Mount(Claude, "projects")),
+    node("skills", 2, What::Mount(Claude, "skills")),
     // 13: /codex
-    node("history", 3, What::Mount(CODEX, "history.jsonl")),
-    node("session-index", 3, What::Mount(CODEX, "session_index.jsonl")),
-    node("sessions", 3, What::Mount(CODEX, "sessions")),
+    node("history", 3, What::Mount(Codex, "history.jsonl")),
+    node("session-index", 3, What::Mount(Codex, "session_index.jsonl")),
+    node("sessions", 3, What::Mount(Codex, "sessions")),
     // 16: /skills
-    node("claude", 8, What::Mount(CLAUDE, "skills")),
-    node("codex", 8, What::Mount(CODEX, "skills")),
-    node("omp", 8, What::Mount(OMP, "agent/skills")),
+    node("claude", 8, What::Mount(Claude, "skills")),
+    node("codex", 8, What::Mount(Codex, "skills")),
+    node("omp", 8, What::Mount(Omp, "agent/skills")),
     // 19: /active, and one directory per harness below it
     node("active", 0, What::Dir),
-    node("claude", 19, What::ActiveHarness(CLAUDE)),
-    node("codex", 19, What::ActiveHarness(CODEX)),
-    node("dsh", 19, What::ActiveHarness(DSH)),
-    node("hermes", 19, What::ActiveHarness(HERMES)),
-    node("omp", 19, What::ActiveHarness(OMP)),
+    node("claude", 19, What::ActiveHarness(Claude)),
+    node("codex", 19, What::ActiveHarness(Codex)),
+    node("dsh", 19, What::ActiveHarness(Dsh)),
+    node("hermes", 19, What::ActiveHarness(Hermes)),
+    node("omp", 19, What::ActiveHarness(Omp)),
 ];
 
 const ROOT: u16 = 0;
+
+/// The index of `/active`.
+pub(crate) const ACTIVE: u16 = 19;
 
 /// `/README`: the tree explained in place.
 pub const README: &str = include_str!("README.txt");
@@ -300,68 +253,6 @@ pub struct Owner {
     pub gid: u32,
 }
 
-/// What a statx said about a file on disk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Meta {
-    pub dev: u64,
-    pub ino: u64,
-    pub mode: u16,
-    pub size: u64,
-    pub mtime: i64,
-    pub uid: u32,
-    pub gid: u32,
-    /// Birth time (seconds), 0 where the filesystem keeps none: an inode
-    /// reused for a new file is told apart by it.
-    pub btime: i64,
-}
-
-impl Meta {
-    pub fn from_statx(sx: &libc::statx) -> Meta {
-        Meta {
-            dev: libc::makedev(sx.stx_dev_major, sx.stx_dev_minor),
-            ino: sx.stx_ino,
-            mode: sx.stx_mode,
-            size: sx.stx_size,
-            mtime: sx.stx_mtime.tv_sec,
-            uid: sx.stx_uid,
-            gid: sx.stx_gid,
-            btime: if sx.stx_mask & libc::STATX_BTIME != 0 { sx.stx_btime.tv_sec } else { 0 },
-        }
-    }
-
-    fn kind(&self) -> u32 {
-        self.mode as u32 & libc::S_IFMT
-    }
-
-    pub fn is_dir(&self) -> bool {
-        self.kind() == libc::S_IFDIR
-    }
-
-    pub fn is_symlink(&self) -> bool {
-        self.kind() == libc::S_IFLNK
-    }
-
-    pub fn is_regular(&self) -> bool {
-        self.kind() == libc::S_IFREG
-    }
-
-    /// u9fs's identity, with the device folded in because the roots need
-    /// not share a filesystem: a hash of (dev, ino), bit 63 clear.
-    pub fn qid(&self) -> Qid {
-        let mut key = [0u8; 16];
-        key[..8].copy_from_slice(&self.dev.to_le_bytes());
-        key[8..].copy_from_slice(&self.ino.to_le_bytes());
-        let path = wyhash::wyhash(&key, 0x9a9e_9a9e) & !QID_PATH_SYNTHETIC;
-        // u9fs's version: the shift makes an append within one second
-        // still move it.
-        let version = (self.mtime as u64 ^ (self.size << 8)) as u32;
-        Qid { ty: if self.is_dir() { QTDIR } else { QTFILE }, version, path }
-    }
-}
-
-/// The index of `/active`.
-pub const ACTIVE: u16 = 19;
-
 pub struct Tree {
     started: Instant,
     started_unix: u32,
@@ -372,59 +263,47 @@ pub struct Tree {
     /// The `--proc` directory.
     proc_base: CString,
     paths: PathTable,
-    /// The agents the last scan of `proc_base` found.
-    pub agents: Agents,
-    /// The chat indexes (`--max-chats`, `--max-chat-messages`).
-    pub chats: chats::Chats,
     /// `--allow-move`: `zmx` is writable.
-    pub allow_move: bool,
+    allow_move: bool,
 }
 
 impl Tree {
-    pub fn new(owner: Owner, roots: &[(String, PathBuf)], proc_dir: &std::path::Path) -> Self {
+    pub fn new(owner: Owner, roots: &[(Harness, PathBuf)], proc_dir: &std::path::Path, allow_move: bool) -> Self {
         let mut bases: [Option<CString>; 5] = Default::default();
-        for (name, path) in roots {
-            if let Some(h) = HARNESSES.iter().position(|n| n == name) {
-                bases[h] = CString::new(path.as_os_str().as_bytes()).ok();
-            }
+        for (h, path) in roots {
+            bases[h.index()] = CString::new(path.as_os_str().as_bytes()).ok();
         }
-        let started_unix = unix_now();
         let proc_base = CString::new(proc_dir.as_os_str().as_bytes()).unwrap_or_else(|_| c"/proc".into());
         Tree {
             started: Instant::now(),
-            started_unix,
+            started_unix: unix_now(),
             pid: std::process::id(),
             owner,
             bases,
             proc_base,
             paths: PathTable::default(),
-            agents: Agents::default(),
-            chats: chats::Chats::new(chats::MAX_CHATS_DEFAULT, crate::chat::MAX_MESSAGES_DEFAULT),
-            allow_move: false,
+            allow_move,
         }
     }
 
-    pub fn root(&self) -> NodeId {
+    pub(crate) fn root(&self) -> NodeId {
         NodeId::Static(ROOT)
     }
 
-    /// Where a live node is; `None` for a stale path id.
-    pub fn loc(&self, node: NodeId) -> Option<Loc> {
+    /// Where a live node is; `None` for a stale path id or a gone agent.
+    pub(crate) fn loc(&self, node: NodeId, agents: &Agents) -> Option<Loc> {
         match node {
-            NodeId::Static(i) => Some(match STATIC[i as usize].what {
-                What::Mount(..) => Loc::Mirror(Place { mount: i, sub: Vec::new() }),
-                _ => Loc::Static(i),
-            }),
+            NodeId::Static(i) => Some(self.static_loc(i)),
             NodeId::Path { slot, gen } => self.paths.get(slot, gen).cloned().map(Loc::Mirror),
             NodeId::Agent { slot, gen, part } => {
-                self.agents.get(slot, gen)?;
+                agents.get(slot, gen)?;
                 Some(Loc::Agent { slot, gen, part: Part::from_code(part)? })
             }
         }
     }
 
     /// The node a fid binds to for `loc`, taking a reference.
-    pub fn bind(&mut self, loc: &Loc) -> NodeId {
+    pub(crate) fn bind(&mut self, loc: &Loc) -> NodeId {
         match loc {
             Loc::Static(i) => NodeId::Static(*i),
             Loc::Mirror(p) if p.sub.is_empty() => NodeId::Static(p.mount),
@@ -437,85 +316,77 @@ impl Tree {
     }
 
     /// Another fid holds `node`.
-    pub fn acquire(&mut self, node: NodeId) {
+    pub(crate) fn acquire(&mut self, node: NodeId) {
         if let NodeId::Path { slot, gen } = node {
             self.paths.acquire(slot, gen);
         }
     }
 
-    /// A fid holding `node` was clunked or re-pointed.
-    pub fn release(&mut self, node: NodeId) {
+    /// A fid let go of `node`.
+    pub(crate) fn release(&mut self, node: NodeId) {
         if let NodeId::Path { slot, gen } = node {
             self.paths.release(slot, gen);
         }
     }
 
-    /// `..` of a place, clamped at `/`.
-    pub fn parent(&self, loc: &Loc) -> Loc {
+    /// The places fids hold now (`paths`).
+    pub(crate) fn paths_held(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// `..` of `loc`: the place with its last name removed, or the mount's
+    /// skeleton parent, clamped at `/`.
+    pub(crate) fn parent(&self, loc: &Loc, agents: &Agents) -> Loc {
+        let agent = |slot: u32, gen: u32, part| Loc::Agent { slot, gen, part };
         match loc {
             Loc::Static(i) => Loc::Static(STATIC[*i as usize].parent),
             Loc::Mirror(p) => match p.parent() {
                 Some(up) => Loc::Mirror(up),
                 None => Loc::Static(STATIC[p.mount as usize].parent),
             },
-            Loc::Agent { slot, gen, part: Part::Dir } => match self.agents.get(*slot, *gen) {
-                Some(a) => Loc::Static(self.active_dir(a.found.harness)),
+            Loc::Agent { slot, gen, part: Part::Dir } => match agents.get(*slot, *gen) {
+                Some(a) => Loc::Static(active_dir(a.found.harness)),
                 None => Loc::Static(ACTIVE),
             },
-            Loc::Agent { slot, gen, part: Part::ChatMsg(_) } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Chat },
-            Loc::Agent { slot, gen, part: Part::Sub(_) } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Agents },
+            Loc::Agent { slot, gen, part: Part::ChatMsg(_) } => agent(*slot, *gen, Part::Chat),
+            Loc::Agent { slot, gen, part: Part::Sub(_) } => agent(*slot, *gen, Part::Agents),
             Loc::Agent { slot, gen, part: Part::SubModel(i) | Part::SubTranscript(i) } => {
-                Loc::Agent { slot: *slot, gen: *gen, part: Part::Sub(*i) }
+                agent(*slot, *gen, Part::Sub(*i))
             }
-            Loc::Agent { slot, gen, .. } => Loc::Agent { slot: *slot, gen: *gen, part: Part::Dir },
-        }
-    }
-
-    /// The index of `/active/<harness>`.
-    pub fn active_dir(&self, harness: u8) -> u16 {
-        (0..STATIC.len())
-            .find(|&i| matches!(STATIC[i].what, What::ActiveHarness(h) if h == harness))
-            .expect("every harness has an /active directory") as u16
-    }
-
-    /// The harness `/active/<harness>` lists, if `i` is one.
-    pub fn active_harness(&self, i: u16) -> Option<u8> {
-        match STATIC[i as usize].what {
-            What::ActiveHarness(h) => Some(h),
-            _ => None,
+            Loc::Agent { slot, gen, .. } => agent(*slot, *gen, Part::Dir),
         }
     }
 
     /// When the daemon started, Unix seconds: the mtime of what it derives.
-    pub fn started_unix(&self) -> u32 {
+    pub(crate) fn started_unix(&self) -> u32 {
         self.started_unix
     }
 
     /// The `--proc` directory, as the base of `facts::Root::Proc`.
-    pub fn proc_base(&self) -> &CString {
+    pub(crate) fn proc_base(&self) -> &CString {
         &self.proc_base
     }
 
     /// A harness's base, as the base of `facts::Root::Harness`.
-    pub fn harness_base(&self, h: u8) -> Option<&CString> {
-        self.bases.get(h as usize)?.as_ref()
+    pub(crate) fn harness_base(&self, h: Harness) -> Option<&CString> {
+        self.bases[h.index()].as_ref()
     }
 
     /// Is this a directory of the skeleton (as opposed to a file of it, or
     /// a mirror whose kind only the disk knows)?
-    pub fn static_is_dir(&self, i: u16) -> bool {
+    pub(crate) fn static_is_dir(&self, i: u16) -> bool {
         matches!(STATIC[i as usize].what, What::Dir | What::HarnessDir(_) | What::ActiveHarness(_))
     }
 
     /// The skeleton child `name` of static directory `d`, as a place.
-    pub fn static_child(&self, d: u16, name: &[u8]) -> Option<Loc> {
+    pub(crate) fn static_child(&self, d: u16, name: &[u8]) -> Option<Loc> {
         (1..STATIC.len())
             .find(|&i| STATIC[i].parent == d && STATIC[i].name.as_bytes() == name)
             .map(|i| self.static_loc(i as u16))
     }
 
     /// The skeleton children of static directory `d`, in listing order.
-    pub fn static_children(&self, d: u16) -> Vec<Loc> {
+    pub(crate) fn static_children(&self, d: u16) -> Vec<Loc> {
         let mut idx: Vec<usize> = (1..STATIC.len()).filter(|&i| STATIC[i].parent == d).collect();
         idx.sort_by_key(|&i| STATIC[i].name);
         idx.into_iter().map(|i| self.static_loc(i as u16)).collect()
@@ -528,48 +399,46 @@ impl Tree {
         }
     }
 
-    /// Whether `loc` is there: always (the skeleton), never (a harness with
-    /// no base), or when the disk says so.
-    pub fn presence(&self, loc: &Loc) -> Presence {
+    /// The harness `/active/<harness>` lists, if `i` is one.
+    pub(crate) fn active_harness(&self, i: u16) -> Option<Harness> {
+        match STATIC[i as usize].what {
+            What::ActiveHarness(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// Whether `loc` is there: always (the skeleton, an agent's own
+    /// parts), never (a harness with no base, a gone agent), or when the
+    /// disk says so. A chat message and a subagent are there when their
+    /// index or derivation says so, which their jobs ask.
+    pub(crate) fn presence(&self, loc: &Loc, agents: &Agents) -> Presence {
         match loc {
             Loc::Static(i) if !matches!(STATIC[*i as usize].what, What::HarnessDir(_)) => Presence::Always,
-            Loc::Agent { slot, gen, .. } if self.agents.get(*slot, *gen).is_none() => Presence::Absent,
-            // An agent's directory and its fields are there while it is; a
-            // field's text is derived when it is opened or stat'd.
-            Loc::Agent { part: Part::Dir | Part::Field(_), .. } => Presence::Always,
-            Loc::Agent { slot, gen, part: Part::Chat } => {
-                if self.chat_format(*slot, *gen).is_some() {
-                    Presence::Always
-                } else {
-                    Presence::Absent
-                }
-            }
-            // A message is there when the index (made fresh first) has it.
-            Loc::Agent { part: Part::ChatMsg(_), .. } => Presence::Always,
-            // agents/ is a claude session's; a subagent is there when its
-            // transcript is (probed through its backing).
-            Loc::Agent { slot, gen, part: Part::Agents } => {
-                if self.chat_format(*slot, *gen) == Some(crate::chat::Format::Claude) {
-                    Presence::Always
-                } else {
-                    Presence::Absent
-                }
-            }
+            Loc::Agent { slot, gen, .. } if agents.get(*slot, *gen).is_none() => Presence::Absent,
+            Loc::Agent { part: Part::Dir | Part::Field(_) | Part::ChatMsg(_), .. } => Presence::Always,
             Loc::Agent { part: Part::Sub(_) | Part::SubModel(_), .. } => Presence::Always,
-            _ => self.backing(loc).map_or(Presence::Absent, Presence::Probe),
+            Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {
+                Some(_) => Presence::Always,
+                None => Presence::Absent,
+            },
+            Loc::Agent { slot, gen, part: Part::Agents } => match chat_format(agents, *slot, *gen) {
+                Some(crate::chat::Format::Claude) => Presence::Always,
+                _ => Presence::Absent,
+            },
+            _ => self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe),
         }
     }
 
     /// Is `loc` a harness directory (`/claude`, `/codex`): a skeleton
     /// directory that is there only while its base is?
-    pub fn is_harness_dir(&self, loc: &Loc) -> bool {
+    pub(crate) fn is_harness_dir(&self, loc: &Loc) -> bool {
         matches!(loc, Loc::Static(i) if matches!(STATIC[*i as usize].what, What::HarnessDir(_)))
     }
 
     /// Where `loc` lives on disk, if it does; `None` for the skeleton's
     /// own directories and facts, and for a harness with no base.
-    pub fn backing(&self, loc: &Loc) -> Option<Backing> {
-        let (h, mut rel) = match loc {
+    pub(crate) fn backing(&self, loc: &Loc, agents: &Agents) -> Option<Backing> {
+        let (h, rel) = match loc {
             Loc::Static(i) => match STATIC[*i as usize].what {
                 What::HarnessDir(h) => (h, Vec::new()),
                 _ => return None,
@@ -584,173 +453,143 @@ impl Tree {
                 (h, rel)
             }
             Loc::Agent { slot, gen, part: Part::Transcript } => {
-                let a = self.agents.get(*slot, *gen)?;
+                let a = agents.get(*slot, *gen)?;
                 (a.found.harness, a.session.as_ref()?.transcript.clone()?)
             }
             Loc::Agent { slot, gen, part: Part::SubTranscript(i) } => {
-                let a = self.agents.get(*slot, *gen)?;
+                let a = agents.get(*slot, *gen)?;
                 let main = a.session.as_ref()?.transcript.as_deref()?;
                 (a.found.harness, crate::active::derive::subagent_rel(main, a.subagents.get(*i as usize)?)?)
             }
             Loc::Agent { .. } => return None,
         };
+        self.beneath(h, rel)
+    }
+
+    /// The backing of `rel` beneath harness `h`'s base ("." for the base).
+    pub(crate) fn beneath(&self, h: Harness, mut rel: Vec<u8>) -> Option<Backing> {
         if rel.is_empty() {
             rel.push(b'.');
         }
-        let base = self.bases[h as usize].clone()?;
+        let base = self.bases[h.index()].clone()?;
         Some(Backing { base, rel: CString::new(rel).ok()? })
     }
 
-    /// The name a place is listed and stat'd under.
-    pub fn name<'a>(&self, loc: &'a Loc) -> Cow<'a, [u8]> {
+    /// The name a place is listed and stat'd under. A chat message's name
+    /// is its index's, which its job asks; here it is empty.
+    pub(crate) fn name<'a>(&self, loc: &'a Loc, agents: &Agents) -> Cow<'a, [u8]> {
         match loc {
             Loc::Static(i) => STATIC[*i as usize].name.as_bytes().into(),
             Loc::Mirror(p) if p.sub.is_empty() => STATIC[p.mount as usize].name.as_bytes().into(),
             Loc::Mirror(p) => p.name().into(),
             Loc::Agent { slot, gen, part: Part::Dir } => {
-                let pid = self.agents.get(*slot, *gen).map_or(0, |a| a.found.pid);
+                let pid = agents.get(*slot, *gen).map_or(0, |a| a.found.pid);
                 pid.to_string().into_bytes().into()
             }
-            Loc::Agent { part: Part::Transcript, .. } => b"transcript"[..].into(),
+            Loc::Agent { part: Part::Transcript | Part::SubTranscript(_), .. } => b"transcript"[..].into(),
             Loc::Agent { part: Part::Field(f), .. } => f.name().as_bytes().into(),
             Loc::Agent { part: Part::Chat, .. } => b"chat"[..].into(),
             Loc::Agent { part: Part::Agents, .. } => b"agents"[..].into(),
             Loc::Agent { part: Part::SubModel(_), .. } => b"model"[..].into(),
-            Loc::Agent { part: Part::SubTranscript(_), .. } => b"transcript"[..].into(),
-            Loc::Agent { slot, gen, part: Part::Sub(i) } => self
-                .agents
-                .get(*slot, *gen)
-                .and_then(|a| a.subagents.get(*i as usize))
-                .cloned()
-                .unwrap_or_default()
-                .into(),
-            Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {
-                let mut name = Vec::new();
-                if let Some(e) = self.chat_of(*slot, *gen) {
-                    e.index.name(*id as usize, &mut name);
-                }
-                name.into()
+            Loc::Agent { slot, gen, part: Part::Sub(i) } => {
+                agents.get(*slot, *gen).and_then(|a| a.subagents.get(*i as usize)).cloned().unwrap_or_default().into()
             }
+            Loc::Agent { part: Part::ChatMsg(_), .. } => Cow::Borrowed(&[]),
         }
-    }
-
-    /// The chat index an agent's `chat/` reads, when it has one.
-    pub fn chat_of(&self, slot: u32, gen: u32) -> Option<&chats::Entry> {
-        let (i, cgen) = self.agents.get(slot, gen)?.chat?;
-        self.chats.get(i, cgen)
-    }
-
-    /// A message's qid: a file; messages never change once whole, so its
-    /// version is a hash of what identifies its text (size and time).
-    pub fn chat_msg_qid(&self, slot: u32, gen: u32, id: u32) -> Option<Qid> {
-        let info = self.chat_of(slot, gen)?.index.info(id as usize)?;
-        let mut key = [0u8; 12];
-        key[..8].copy_from_slice(&info.size.to_le_bytes());
-        key[8..].copy_from_slice(&info.time.to_le_bytes());
-        let version = wyhash::wyhash(&key, 0xc4a7) as u32;
-        Some(Qid { ty: QTFILE, version, path: self.agent_qid_path(slot, gen, Part::ChatMsg(id)) })
-    }
-
-    /// Does this agent have a `chat/`: a claude or codex session with a
-    /// transcript?
-    pub fn chat_format(&self, slot: u32, gen: u32) -> Option<crate::chat::Format> {
-        let a = self.agents.get(slot, gen)?;
-        a.session.as_ref()?.transcript.as_ref()?;
-        match HARNESSES[a.found.harness as usize] {
-            "claude" => Some(crate::chat::Format::Claude),
-            "codex" => Some(crate::chat::Format::Codex),
-            _ => None,
-        }
-    }
-
-    /// A derived node's qid path: stable for the agent's life, synthetic,
-    /// and apart from the skeleton's small indices (bit 62).
-    pub fn agent_qid_path(&self, slot: u32, gen: u32, part: Part) -> u64 {
-        let a = self.agents.get(slot, gen).map(|a| a.found);
-        let (h, pid, st) = a.map_or((0, 0, 0), |f| (f.harness, f.pid, f.starttime));
-        let mut key = [0u8; 21];
-        key[0] = h;
-        key[1..5].copy_from_slice(&pid.to_le_bytes());
-        key[5..13].copy_from_slice(&st.to_le_bytes());
-        key[13..17].copy_from_slice(&part.code().to_le_bytes());
-        QID_PATH_SYNTHETIC | (1 << 62) | (wyhash::wyhash(&key, 0xac71_7e00) >> 2)
     }
 
     /// The qid of a node whose stat needs no disk: the skeleton, an
-    /// agent's directory.
-    pub fn skeleton_qid(&self, loc: &Loc) -> Qid {
+    /// agent's directories and parts (a derived file's version is its
+    /// text's, which `text_qid` makes).
+    pub(crate) fn skeleton_qid(&self, loc: &Loc, agents: &Agents) -> Qid {
         match loc {
             Loc::Static(i) => self.static_qid(*i),
             Loc::Agent { slot, gen, part } => {
                 let ty = if part.is_dir() { QTDIR } else { QTFILE };
-                Qid { ty, version: 0, path: self.agent_qid_path(*slot, *gen, *part) }
+                let found = agents.get(*slot, *gen).map(|a| a.found);
+                Qid { ty, version: 0, path: agent_qid_path(found.as_ref(), *part) }
             }
             Loc::Mirror(_) => unreachable!("a mirror's qid comes from its meta"),
         }
     }
 
+    /// The qid of derived text: a file, its version its text's hash.
+    pub(crate) fn text_qid(&self, found: Option<&Found>, part: Part, text: &[u8]) -> Qid {
+        Qid { ty: QTFILE, version: text_version(text), path: agent_qid_path(found, part) }
+    }
+
     /// The qid of a skeleton node (a mirror's comes from its `Meta`).
-    pub fn static_qid(&self, i: u16) -> Qid {
+    pub(crate) fn static_qid(&self, i: u16) -> Qid {
         match STATIC[i as usize].what {
             What::Fact(f) => {
-                Qid { ty: QTFILE, version: text_version(&self.fact(f)), path: QID_PATH_SYNTHETIC | i as u64 }
+                Qid { ty: QTFILE, version: text_version(self.fact(f).as_bytes()), path: QID_PATH_SYNTHETIC | i as u64 }
             }
             _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
         }
     }
 
-    /// Build the stat of `loc` from `attr` and hand it to `f` (the stat
-    /// borrows names that live only for this call).
-    pub fn with_stat<R>(&self, loc: &Loc, attr: &Attr, f: impl FnOnce(&Stat<'_>) -> R) -> R {
-        let name = self.name(loc);
-        let (qid, mode, length, mtime, n_uid, n_gid) = match (loc, attr) {
-            (_, Attr::Disk(m)) => {
-                let length = if m.is_dir() { 0 } else { m.size };
-                let mode = if m.is_dir() { DMDIR | 0o555 } else { 0o444 };
-                (m.qid(), mode, length, m.mtime.clamp(0, u32::MAX as i64) as u32, m.uid, m.gid)
-            }
+    /// The stat entry of `loc`, built from `attr`.
+    pub(crate) fn entry(&self, loc: &Loc, attr: &Attr, agents: &Agents) -> Entry {
+        let name: Box<[u8]> = self.name(loc, agents).into_owned().into_boxed_slice();
+        self.entry_named(name, loc, attr, agents)
+    }
+
+    /// The stat entry of `loc` under `name` (a chat message's comes from
+    /// its index).
+    pub(crate) fn entry_named(&self, name: Box<[u8]>, loc: &Loc, attr: &Attr, agents: &Agents) -> Entry {
+        let (uid, gid, owned) = (self.owner.uid, self.owner.gid, self.started_unix);
+        let (qid, mode, length, mtime, uid, gid) = match (loc, attr) {
+            (_, Attr::Disk(m)) => return disk_entry(name, m),
             (Loc::Agent { slot, gen, part }, Attr::Text { len, version, mtime }) => {
-                let qid = Qid { ty: QTFILE, version: *version, path: self.agent_qid_path(*slot, *gen, *part) };
+                let found = agents.get(*slot, *gen).map(|a| a.found);
+                let qid = Qid { ty: QTFILE, version: *version, path: agent_qid_path(found.as_ref(), *part) };
                 // zmx is the tree's one writable file, and only with --allow-move.
                 let mode = if *part == Part::Field(Field::Zmx) && self.allow_move { 0o644 } else { 0o444 };
-                (qid, mode, *len, *mtime, self.owner.uid, self.owner.gid)
+                (qid, mode, *len, *mtime, uid, gid)
             }
             (Loc::Static(i), _) => {
-                let qid = self.static_qid(*i);
                 let (mode, length) = match STATIC[*i as usize].what {
                     What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
                     _ => (DMDIR | 0o555, 0),
                 };
-                (qid, mode, length, self.started_unix, self.owner.uid, self.owner.gid)
+                (self.static_qid(*i), mode, length, owned, uid, gid)
             }
-            (Loc::Agent { .. }, _) => {
-                let mtime = self.started_unix;
-                (self.skeleton_qid(loc), DMDIR | 0o555, 0, mtime, self.owner.uid, self.owner.gid)
-            }
+            (Loc::Agent { .. }, _) => (self.skeleton_qid(loc, agents), DMDIR | 0o555, 0, owned, uid, gid),
             (Loc::Mirror(_), _) => unreachable!("a mirror is stat'd from its meta"),
         };
+        Entry { name, qid, mode, length, mtime, uid, gid }
+    }
+
+    /// Hand the wire stat of `e` to `f` (it borrows the owner's names).
+    pub(crate) fn with_stat<R>(&self, e: &Entry, f: impl FnOnce(&Stat<'_>) -> R) -> R {
+        let owner = &self.owner.name;
         let stat = Stat {
             ty: 0,
             dev: 0,
-            qid,
-            mode,
-            atime: mtime,
-            mtime,
-            length,
-            name: &name,
-            uid: &self.owner.name,
-            gid: &self.owner.name,
-            muid: &self.owner.name,
+            qid: e.qid,
+            mode: e.mode,
+            atime: e.mtime,
+            mtime: e.mtime,
+            length: e.length,
+            name: &e.name,
+            uid: owner,
+            gid: owner,
+            muid: owner,
             extension: b"",
-            n_uid,
-            n_gid,
-            n_muid: n_uid,
+            n_uid: e.uid,
+            n_gid: e.gid,
+            n_muid: e.uid,
         };
         f(&stat)
     }
 
+    /// The bytes of `e`'s stat in `dialect`.
+    pub(crate) fn stat_size(&self, e: &Entry, dialect: Dialect) -> usize {
+        self.with_stat(e, |st| crate::proto::stat_size(st, dialect))
+    }
+
     /// Append at most `count` bytes of fact `i` from `offset` to `out`.
-    pub fn read_static(&self, i: u16, offset: u64, count: u32, out: &mut Vec<u8>) -> Result<(), Error> {
+    pub(crate) fn read_static(&self, i: u16, offset: u64, count: u32, out: &mut Vec<u8>) -> Result<(), Error> {
         let What::Fact(fact) = STATIC[i as usize].what else {
             return Err(Error::IsDir);
         };
@@ -761,7 +600,7 @@ impl Tree {
         Ok(())
     }
 
-    fn fact(&self, fact: Fact) -> std::borrow::Cow<'static, str> {
+    fn fact(&self, fact: Fact) -> Cow<'static, str> {
         match fact {
             Fact::Readme => README.into(),
             Fact::Pid => format!("{}\n", self.pid).into(),
@@ -770,10 +609,50 @@ impl Tree {
     }
 }
 
+/// The stat entry of a file on disk named `name`: its real size and mtime,
+/// 0555 for a directory and 0444 for anything else.
+pub(crate) fn disk_entry(name: Box<[u8]>, m: &Meta) -> Entry {
+    let length = if m.is_dir() { 0 } else { m.size };
+    let mode = if m.is_dir() { DMDIR | 0o555 } else { 0o444 };
+    let mtime = m.mtime.clamp(0, u32::MAX as i64) as u32;
+    Entry { name, qid: m.qid(), mode, length, mtime, uid: m.uid, gid: m.gid }
+}
+
+/// The index of `/active/<harness>`.
+pub(crate) fn active_dir(harness: Harness) -> u16 {
+    (0..STATIC.len())
+        .find(|&i| matches!(STATIC[i].what, What::ActiveHarness(h) if h == harness))
+        .expect("every harness has an /active directory") as u16
+}
+
+/// Does this agent have a `chat/`: a claude or codex session with a
+/// transcript? Its format, if so.
+pub(crate) fn chat_format(agents: &Agents, slot: u32, gen: u32) -> Option<crate::chat::Format> {
+    let a = agents.get(slot, gen)?;
+    a.session.as_ref()?.transcript.as_ref()?;
+    match a.found.harness {
+        Harness::Claude => Some(crate::chat::Format::Claude),
+        Harness::Codex => Some(crate::chat::Format::Codex),
+        _ => None,
+    }
+}
+
+/// A derived node's qid path: stable for the agent's life, synthetic, and
+/// apart from the skeleton's small indices (bit 62).
+pub(crate) fn agent_qid_path(found: Option<&Found>, part: Part) -> u64 {
+    let (h, pid, st) = found.map_or((0, 0, 0), |f| (f.harness.index() as u8, f.pid, f.starttime));
+    let mut key = [0u8; 21];
+    key[0] = h;
+    key[1..5].copy_from_slice(&pid.to_le_bytes());
+    key[5..13].copy_from_slice(&st.to_le_bytes());
+    key[13..17].copy_from_slice(&part.code().to_le_bytes());
+    QID_PATH_SYNTHETIC | (1 << 62) | (wyhash::wyhash(&key, 0xac71_7e00) >> 2)
+}
+
 /// A derived file's qid version: a hash of its text, so content that
 /// changes at the same size still moves it.
-pub fn text_version(text: &str) -> u32 {
-    wyhash::wyhash(text.as_bytes(), 0x9a9e_2000) as u32
+pub(crate) fn text_version(text: &[u8]) -> u32 {
+    wyhash::wyhash(text, 0x9a9e_2000) as u32
 }
 
 fn unix_now() -> u32 {
@@ -785,9 +664,8 @@ mod tests {
     use super::*;
 
     fn tree() -> Tree {
-        let roots =
-            vec![("claude".to_string(), PathBuf::from("/h/.claude")), ("omp".to_string(), PathBuf::from("/h/.omp"))];
-        Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 }, &roots, std::path::Path::new("/proc"))
+        let roots = vec![(Claude, PathBuf::from("/h/.claude")), (Omp, PathBuf::from("/h/.omp"))];
+        Tree::new(Owner { name: b"u".to_vec(), uid: 1, gid: 1 }, &roots, std::path::Path::new("/proc"), false)
     }
 
     #[test]
@@ -801,39 +679,22 @@ mod tests {
     }
 
     #[test]
-    fn file_qid_paths_never_have_the_synthetic_bit() {
-        for ino in [0u64, 1, u64::MAX, 1 << 63] {
-            let m =
-                Meta { dev: u64::MAX, ino, mode: libc::S_IFREG as u16, size: 0, mtime: 0, uid: 0, gid: 0, btime: 0 };
-            assert_eq!(m.qid().path & QID_PATH_SYNTHETIC, 0);
-        }
-    }
-
-    #[test]
-    fn qid_version_moves_on_an_append_within_the_same_second() {
-        let a = Meta { dev: 1, ino: 2, mode: libc::S_IFREG as u16, size: 10, mtime: 100, uid: 0, gid: 0, btime: 0 };
-        let b = Meta { size: 11, ..a };
-        assert_ne!(a.qid().version, b.qid().version);
-        assert_eq!(a.qid().path, b.qid().path);
-    }
-
-    #[test]
     fn dot_dot_of_the_root_is_the_root_and_of_a_mount_its_static_parent() {
-        let t = tree();
-        assert_eq!(t.parent(&Loc::Static(ROOT)), Loc::Static(ROOT));
+        let (t, agents) = (tree(), Agents::default());
+        assert_eq!(t.parent(&Loc::Static(ROOT), &agents), Loc::Static(ROOT));
         let Some(Loc::Mirror(projects)) = t.static_child(2, b"projects") else { panic!() };
-        assert_eq!(t.parent(&Loc::Mirror(projects.child(b"p"))), Loc::Mirror(projects.clone()));
-        assert_eq!(t.parent(&Loc::Mirror(projects)), Loc::Static(2));
+        assert_eq!(t.parent(&Loc::Mirror(projects.child(b"p")), &agents), Loc::Mirror(projects.clone()));
+        assert_eq!(t.parent(&Loc::Mirror(projects), &agents), Loc::Static(2));
     }
 
     #[test]
     fn backing_composes_the_mount_path_and_the_names_below_it() {
-        let t = tree();
+        let (t, agents) = (tree(), Agents::default());
         let Some(Loc::Mirror(skills)) = t.static_child(8, b"omp") else { panic!() };
-        let b = t.backing(&Loc::Mirror(skills.child(b"review"))).unwrap();
+        let b = t.backing(&Loc::Mirror(skills.child(b"review")), &agents).unwrap();
         assert_eq!(b.base.as_bytes(), b"/h/.omp");
         assert_eq!(b.rel.as_bytes(), b"agent/skills/review");
-        let b = t.backing(&Loc::Static(2)).unwrap();
+        let b = t.backing(&Loc::Static(2), &agents).unwrap();
         assert_eq!(b.rel.as_bytes(), b".");
     }
 
@@ -841,7 +702,7 @@ mod tests {
     fn a_harness_without_a_base_has_no_backing() {
         let t = tree();
         let Some(hermes) = t.static_child(ROOT, b"hermes") else { panic!() };
-        assert_eq!(t.backing(&hermes), None);
+        assert_eq!(t.backing(&hermes, &Agents::default()), None);
     }
 
     #[test]
@@ -857,12 +718,22 @@ mod tests {
 
     #[test]
     fn static_children_are_sorted_by_name() {
-        let t = tree();
+        let (t, agents) = (tree(), Agents::default());
         for d in [0u16, 2, 3, 8, ACTIVE] {
-            let names: Vec<Vec<u8>> = t.static_children(d).iter().map(|l| t.name(l).to_vec()).collect();
+            let names: Vec<Vec<u8>> = t.static_children(d).iter().map(|l| t.name(l, &agents).to_vec()).collect();
             let mut sorted = names.clone();
             sorted.sort();
             assert_eq!(names, sorted);
+        }
+    }
+
+    #[test]
+    fn every_harness_has_its_active_directory_named_after_it() {
+        let (t, agents) = (tree(), Agents::default());
+        for h in Harness::ALL {
+            let i = active_dir(h);
+            assert_eq!(t.active_harness(i), Some(h));
+            assert_eq!(t.name(&Loc::Static(i), &agents).as_ref(), h.name().as_bytes());
         }
     }
 }

@@ -109,6 +109,7 @@ impl PathTable {
         self.slots.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }

@@ -20,7 +20,8 @@ use std::time::{Duration, SystemTime};
 
 use super::*;
 use crate::facts::Fact;
-use crate::tree::{exclude, Meta};
+use crate::meta::Meta;
+use crate::tree::exclude;
 
 // ---------------------------------------------------------------------------
 // The executor.
@@ -161,6 +162,7 @@ fn meta(m: &fs::Metadata) -> Result<Meta, i32> {
         dev: m.dev(),
         ino: m.ino(),
         mode: m.mode() as u16,
+        nlink: m.nlink() as u32,
         size: m.size(),
         mtime: m.mtime(),
         uid: m.uid(),
@@ -202,7 +204,7 @@ impl World {
         // Readlink targets are canonical, and so must the bases be.
         let root = fs::canonicalize(&root).unwrap();
         let (proc, home) = (root.join("proc"), root.join("home"));
-        let bases = HARNESSES.map(|h| home.join(format!(".{h}")));
+        let bases = Harness::ALL.map(|h| home.join(h.home_dir()));
         for dir in [&proc, &home, &root.join("work"), &root.join("tmp")].into_iter().chain(&bases) {
             fs::create_dir_all(dir).unwrap();
         }
@@ -226,7 +228,7 @@ impl World {
     }
 
     fn base(&self, h: Harness) -> &Path {
-        &self.bases[harness_index(h) as usize]
+        &self.bases[h.index()]
     }
 
     /// Write `data` at `rel` under harness `h`'s base, making directories.
@@ -377,7 +379,7 @@ fn start_of(pid: u32) -> u64 {
 }
 
 fn found(h: Harness, pid: u32) -> Found {
-    Found { harness: harness_index(h), pid, starttime: start_of(pid) }
+    Found { harness: h, pid, starttime: start_of(pid) }
 }
 
 /// A UUIDv7 minted at `ms`, told apart from its siblings by `n`.
@@ -405,7 +407,7 @@ fn wanted(log: &Log) -> Vec<String> {
 }
 
 fn pids(scanned: &[Scanned]) -> Vec<(u32, &'static str)> {
-    let mut out: Vec<_> = scanned.iter().map(|s| (s.found.pid, HARNESSES[s.found.harness as usize])).collect();
+    let mut out: Vec<_> = scanned.iter().map(|s| (s.found.pid, s.found.harness.name())).collect();
     out.sort_unstable();
     out
 }
@@ -545,7 +547,7 @@ fn names_in_proc_that_are_not_pids_are_not_read_as_processes() {
 fn fields_answer_gone_when_the_pid_now_runs_a_process_with_another_starttime() {
     let w = World::new();
     w.add(&Proc::new(60, &["claude"]).start(111));
-    let old = Found { harness: harness_index(Harness::Claude), pid: 60, starttime: 111 };
+    let old = Found { harness: Harness::Claude, pid: 60, starttime: 111 };
     assert!(w.fields(&old, None).is_some());
     w.add(&Proc::new(60, &["claude"]).start(222));
     assert_eq!(w.fields(&old, None), None);

@@ -161,27 +161,3 @@ fn an_environment_answers_by_whole_key() {
     assert_eq!(env_value(b"ZMX_SESSION", b"ZMX_SESSION"), None);
     assert_eq!(env_value(b"ZMX_SESSION=a=b", b"ZMX_SESSION"), Some(&b"a=b"[..]));
 }
-
-#[test]
-fn the_daemons_own_ancestry_is_found_and_nothing_else() {
-    let tree = |p: u32| match p {
-        500 => Some(400),
-        400 => Some(300),
-        300 => Some(1),
-        1 => Some(0),
-        _ => None,
-    };
-    assert!(is_ancestor(500, 500, tree));
-    assert!(is_ancestor(300, 500, tree));
-    assert!(is_ancestor(1, 500, tree));
-    assert!(!is_ancestor(600, 500, tree));
-    assert!(!is_ancestor(0, 500, tree));
-}
-
-#[test]
-fn a_loop_in_the_parent_chain_ends_the_walk() {
-    let looped = |p: u32| Some(if p == 10 { 11 } else { 10 });
-    assert!(!is_ancestor(99, 10, looped));
-    assert!(is_ancestor(11, 10, looped));
-    assert!(!is_ancestor(99, 10, Some));
-}

@@ -13,17 +13,19 @@ use std::collections::HashMap;
 
 use slab::Slab;
 
+use crate::harness::Harness;
+
 /// An agent the scan found: enough to tell it from a reused pid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Found {
-    pub harness: u8,
+pub(crate) struct Found {
+    pub harness: Harness,
     pub pid: u32,
     pub starttime: u64,
 }
 
 /// What resolving an agent's session found.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Session {
+pub(crate) struct Session {
     /// The session id (empty when unresolved).
     pub id: Vec<u8>,
     /// The route that resolved it: registry, fd, dir, lock, none.
@@ -33,17 +35,12 @@ pub struct Session {
 }
 
 #[derive(Clone, Debug)]
-pub struct Agent {
+pub(crate) struct Agent {
     pub found: Found,
     /// `None` until a resolution answered; an agent whose resolution found
     /// nothing is asked again on every scan.
     pub session: Option<Session>,
     pub gen: u32,
-    /// The chat pool entry (index, generation) its `chat/` was last read
-    /// from.
-    pub chat: Option<(usize, u32)>,
-    /// Why the last refresh of its chat failed, if it did.
-    pub chat_error: Option<crate::errors::Error>,
     /// The names of its subagents seen so far; a subagent's node is its
     /// index here, so it stays the same as more appear.
     pub subagents: Vec<Vec<u8>>,
@@ -52,7 +49,7 @@ pub struct Agent {
 impl Agent {
     /// The index of a subagent's name, interned on first sight (at most
     /// `SUBAGENTS_MAX`; past it, `None`).
-    pub fn subagent_index(&mut self, name: &[u8]) -> Option<u32> {
+    pub(crate) fn subagent_index(&mut self, name: &[u8]) -> Option<u32> {
         if let Some(i) = self.subagents.iter().position(|n| n == name) {
             return Some(i as u32);
         }
@@ -67,10 +64,10 @@ impl Agent {
 /// Subagents remembered per agent: a session runs tens; past this many the
 /// newest are not served (and `agents/` answers an error, never a shorter
 /// list).
-pub const SUBAGENTS_MAX: usize = 4096;
+pub(crate) const SUBAGENTS_MAX: usize = 4096;
 
 #[derive(Default)]
-pub struct Agents {
+pub(crate) struct Agents {
     /// Why the last scan failed, if it did: the table is then the last good
     /// scan's, and what needed a fresh one answers this error instead.
     pub scan_error: Option<crate::errors::Error>,
@@ -82,7 +79,7 @@ pub struct Agents {
 impl Agents {
     /// Make the table what the scan saw: drop the gone and the reborn, add
     /// the new. (Which of them a scan resolves again is `resolved`'s say.)
-    pub fn update(&mut self, found: &[Found]) {
+    pub(crate) fn update(&mut self, found: &[Found]) {
         let seen: HashMap<u32, &Found> = found.iter().map(|f| (f.pid, f)).collect();
         let gone: Vec<u32> = self
             .by_pid
@@ -97,14 +94,8 @@ impl Agents {
         for f in found {
             if !self.by_pid.contains_key(&f.pid) {
                 self.next_gen = self.next_gen.wrapping_add(1);
-                let slot = self.slots.insert(Agent {
-                    found: *f,
-                    session: None,
-                    gen: self.next_gen,
-                    chat: None,
-                    chat_error: None,
-                    subagents: Vec::new(),
-                });
+                let slot =
+                    self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen, subagents: Vec::new() });
                 self.by_pid.insert(f.pid, slot);
             }
         }
@@ -112,7 +103,7 @@ impl Agents {
 
     /// The agents whose session is resolved, by pid and starttime: a scan
     /// does not ask them again.
-    pub fn resolved(&self) -> Vec<(u32, u64)> {
+    pub(crate) fn resolved(&self) -> Vec<(u32, u64)> {
         self.slots
             .iter()
             .filter(|(_, a)| a.session.as_ref().is_some_and(|s| !s.id.is_empty() || s.via == "none"))
@@ -121,22 +112,22 @@ impl Agents {
     }
 
     /// The slot of a live agent of `harness` with `pid`.
-    pub fn find(&self, harness: u8, pid: u32) -> Option<(u32, u32)> {
+    pub(crate) fn find(&self, harness: Harness, pid: u32) -> Option<(u32, u32)> {
         let &slot = self.by_pid.get(&pid)?;
         let a = &self.slots[slot];
         (a.found.harness == harness).then_some((slot as u32, a.gen))
     }
 
-    pub fn get(&self, slot: u32, gen: u32) -> Option<&Agent> {
+    pub(crate) fn get(&self, slot: u32, gen: u32) -> Option<&Agent> {
         self.slots.get(slot as usize).filter(|a| a.gen == gen)
     }
 
-    pub fn get_mut(&mut self, slot: u32, gen: u32) -> Option<&mut Agent> {
+    pub(crate) fn get_mut(&mut self, slot: u32, gen: u32) -> Option<&mut Agent> {
         self.slots.get_mut(slot as usize).filter(|a| a.gen == gen)
     }
 
     /// The agents of one harness, by pid: (pid, slot, generation).
-    pub fn of_harness(&self, harness: u8) -> Vec<(u32, u32, u32)> {
+    pub(crate) fn of_harness(&self, harness: Harness) -> Vec<(u32, u32, u32)> {
         let mut out: Vec<(u32, u32, u32)> = self
             .slots
             .iter()
@@ -147,12 +138,9 @@ impl Agents {
         out
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.slots.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
     }
 }
 
@@ -161,16 +149,16 @@ mod tests {
     use super::*;
 
     fn found(pid: u32, starttime: u64) -> Found {
-        Found { harness: 0, pid, starttime }
+        Found { harness: Harness::Claude, pid, starttime }
     }
 
     #[test]
     fn a_reused_pid_is_a_new_agent_and_the_old_id_never_resolves_to_it() {
         let mut t = Agents::default();
         t.update(&[found(42, 100)]);
-        let old = t.find(0, 42).unwrap();
+        let old = t.find(Harness::Claude, 42).unwrap();
         t.update(&[found(42, 200)]);
-        let new = t.find(0, 42).unwrap();
+        let new = t.find(Harness::Claude, 42).unwrap();
         assert!(t.get(old.0, old.1).is_none() || old != new);
         assert!(t.get(old.0, old.1).is_none(), "the old agent's id must not resolve");
         assert_eq!(t.get(new.0, new.1).unwrap().found.starttime, 200);
@@ -181,8 +169,8 @@ mod tests {
         let mut t = Agents::default();
         t.update(&[found(1, 1), found(2, 2)]);
         t.update(&[found(2, 2)]);
-        assert!(t.find(0, 1).is_none());
-        assert!(t.find(0, 2).is_some());
+        assert!(t.find(Harness::Claude, 1).is_none());
+        assert!(t.find(Harness::Claude, 2).is_some());
         assert_eq!(t.len(), 1);
     }
 
@@ -193,7 +181,7 @@ mod tests {
         assert!(t.resolved().is_empty(), "a new agent is to be resolved");
         t.update(&[found(7, 7)]);
         assert!(t.resolved().is_empty(), "one that resolved nothing is asked again");
-        let (slot, gen) = t.find(0, 7).unwrap();
+        let (slot, gen) = t.find(Harness::Claude, 7).unwrap();
         t.get_mut(slot, gen).unwrap().session = Some(Session { id: b"s".to_vec(), via: "registry", transcript: None });
         t.update(&[found(7, 7)]);
         assert_eq!(t.resolved(), vec![(7, 7)], "a resolved agent is not asked again");
@@ -202,8 +190,8 @@ mod tests {
     #[test]
     fn a_pid_of_another_harness_is_not_found_under_this_one() {
         let mut t = Agents::default();
-        t.update(&[Found { harness: 1, pid: 5, starttime: 5 }]);
-        assert!(t.find(0, 5).is_none());
-        assert!(t.find(1, 5).is_some());
+        t.update(&[Found { harness: Harness::Codex, pid: 5, starttime: 5 }]);
+        assert!(t.find(Harness::Claude, 5).is_none());
+        assert!(t.find(Harness::Codex, 5).is_some());
     }
 }

@@ -1,0 +1,202 @@
+//! An agent's derived files: its fields and its claude subagents, for a
+//! stat, an open, or a listing of its directory, of `agents/` or of
+//! `agents/<name>/`.
+//!
+//! Each runs a derivation of `active::derive` over facts gathered through
+//! the ring (`gather`). A field's text is derived again on every stat and
+//! open: a stat's size is what a read of a fresh open returns, and an open
+//! snapshots the text so its reads are exact and consistent.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::active::agents::{Found, Session};
+use crate::active::{derive as active, Field};
+use crate::errors::Error;
+use crate::facts::{Facts, Root, Want};
+use crate::meta::Meta;
+use crate::tree::{text_version, Attr, Entry, Loc, Part};
+
+use super::super::conn::Opened;
+use super::gather::{Fetch, Gather};
+use super::{fail, Cx, Event, Reply, Step};
+
+pub(crate) struct Derive {
+    slot: u32,
+    gen: u32,
+    part: Part,
+    /// The fid an open binds, or `None` for a stat.
+    open: Option<u32>,
+    g: Gather,
+}
+
+impl Derive {
+    pub(crate) fn stat(slot: u32, gen: u32, part: Part) -> Derive {
+        Derive { slot, gen, part, open: None, g: Gather::default() }
+    }
+
+    pub(crate) fn open(fid: u32, slot: u32, gen: u32, part: Part) -> Derive {
+        Derive { slot, gen, part, open: Some(fid), g: Gather::default() }
+    }
+
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if let Err(step) = self.g.on_event(cx, ev) {
+            return step;
+        }
+        loop {
+            let Some(agent) = cx.agents.get(self.slot, self.gen) else { return fail(Error::NotFound) };
+            let (found, session) = (agent.found, agent.session.clone());
+            let mut needs = Vec::new();
+            if let Some(answer) = self.derive(cx, &found, session.as_ref(), &mut needs) {
+                return Step::Answer(answer);
+            }
+            match self.g.fetch(cx, needs) {
+                Fetch::Again => continue,
+                Fetch::Wait(step) => return step,
+                Fetch::OutOfRounds => return fail(Error::Io),
+            }
+        }
+    }
+
+    pub(crate) fn release(self, cx: &mut Cx) {
+        self.g.release(cx);
+    }
+
+    /// Run the derivation for what was asked: `None` while facts are
+    /// missing.
+    fn derive(
+        &self,
+        cx: &mut Cx,
+        found: &Found,
+        session: Option<&Session>,
+        needs: &mut Vec<Want>,
+    ) -> Option<Result<Reply, Error>> {
+        let facts = &self.g.facts;
+        Some(match self.part {
+            Part::Field(field) => {
+                let fields = active::fields(found, session, facts, needs)?;
+                let text = fields.and_then(|mut f| f.remove(&field)).ok_or(Error::NotFound);
+                text.map(|t| self.text_reply(cx, found, Part::Field(field), t))
+            }
+            Part::Dir => {
+                let fields = active::fields(found, session, facts, needs);
+                // A listing shows the transcript with its real size and time.
+                let transcript = match session.and_then(|s| s.transcript.as_deref()) {
+                    Some(rel) => facts.meta(Root::Harness(found.harness), rel, needs)?,
+                    None => None,
+                };
+                let Some(fields) = fields? else { return Some(Err(Error::NotFound)) };
+                Ok(self.list_dir(cx, fields, transcript))
+            }
+            Part::Agents => {
+                let names = active::subagents(found, session, facts, needs)?;
+                self.list_agents(cx, &names)
+            }
+            Part::Sub(i) => self.list_sub(cx, found, session, i, facts, needs)?,
+            Part::SubModel(i) => {
+                let name = self.sub_name(cx, i).ok_or(Error::NotFound);
+                let model = match name {
+                    Ok(name) => active::subagent_model(found, session, &name, facts, needs)?.ok_or(Error::NotFound),
+                    Err(e) => Err(e),
+                };
+                model.map(|m| self.text_reply(cx, found, Part::SubModel(i), line(&m)))
+            }
+            _ => Err(Error::NotFound),
+        })
+    }
+
+    fn sub_name(&self, cx: &Cx, i: u32) -> Option<Vec<u8>> {
+        cx.agents.get(self.slot, self.gen)?.subagents.get(i as usize).cloned()
+    }
+
+    fn loc(&self, part: Part) -> Loc {
+        Loc::Agent { slot: self.slot, gen: self.gen, part }
+    }
+
+    /// A derived file's stat, or its open with the text snapshotted.
+    fn text_reply(&self, cx: &Cx, found: &Found, part: Part, text: Vec<u8>) -> Reply {
+        match self.open {
+            None => Reply::Stat(cx.tree.entry(&self.loc(part), &text_attr(cx, &text), cx.agents)),
+            Some(fid) => {
+                let qid = cx.tree.text_qid(Some(found), part, &text);
+                Reply::Open { fid, qid, opened: Opened::Text(Rc::new(text)) }
+            }
+        }
+    }
+
+    fn dir_reply(&self, cx: &Cx, part: Part, mut entries: Vec<Entry>) -> Reply {
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let qid = cx.tree.skeleton_qid(&self.loc(part), cx.agents);
+        Reply::Open { fid: self.open.unwrap_or_default(), qid, opened: Opened::Dir(Rc::new(entries)) }
+    }
+
+    /// An agent's directory: its fields, its transcript, and `chat/` and
+    /// `agents/` where the transcript is there to read.
+    fn list_dir(&self, cx: &Cx, fields: BTreeMap<Field, Vec<u8>>, transcript: Option<Meta>) -> Reply {
+        let mut entries: Vec<Entry> = fields
+            .iter()
+            .map(|(f, text)| cx.tree.entry(&self.loc(Part::Field(*f)), &text_attr(cx, text), cx.agents))
+            .collect();
+        if let Some(m) = transcript {
+            entries.push(cx.tree.entry(&self.loc(Part::Transcript), &Attr::Disk(m), cx.agents));
+            let format = crate::tree::chat_format(cx.agents, self.slot, self.gen);
+            if format.is_some() {
+                entries.push(cx.tree.entry(&self.loc(Part::Chat), &Attr::Skeleton, cx.agents));
+            }
+            if format == Some(crate::chat::Format::Claude) {
+                entries.push(cx.tree.entry(&self.loc(Part::Agents), &Attr::Skeleton, cx.agents));
+            }
+        }
+        self.dir_reply(cx, Part::Dir, entries)
+    }
+
+    /// `agents/`: one directory per subagent, each named by the index of
+    /// its name in the agent's table (so it holds as more appear).
+    fn list_agents(&self, cx: &mut Cx, names: &[Vec<u8>]) -> Result<Reply, Error> {
+        let agent = cx.agents.get_mut(self.slot, self.gen).ok_or(Error::NotFound)?;
+        let idx: Option<Vec<u32>> = names.iter().map(|n| agent.subagent_index(n)).collect();
+        let idx = idx.ok_or(Error::DirTooLarge)?;
+        let entries =
+            idx.into_iter().map(|i| cx.tree.entry(&self.loc(Part::Sub(i)), &Attr::Skeleton, cx.agents)).collect();
+        Ok(self.dir_reply(cx, Part::Agents, entries))
+    }
+
+    /// `agents/<name>/`: its model (where its transcript names one) and
+    /// its transcript.
+    fn list_sub(
+        &self,
+        cx: &Cx,
+        found: &Found,
+        session: Option<&Session>,
+        i: u32,
+        facts: &Facts,
+        needs: &mut Vec<Want>,
+    ) -> Option<Result<Reply, Error>> {
+        let Some(name) = self.sub_name(cx, i) else { return Some(Err(Error::NotFound)) };
+        let model = active::subagent_model(found, session, &name, facts, needs);
+        let rel = session.and_then(|s| s.transcript.as_deref()).and_then(|m| active::subagent_rel(m, &name));
+        let meta = match &rel {
+            Some(rel) => facts.meta(Root::Harness(found.harness), rel, needs)?,
+            None => None,
+        };
+        let Some(meta) = meta else { return Some(Err(Error::NotFound)) };
+        let mut entries = Vec::new();
+        if let Some(model) = model? {
+            entries.push(cx.tree.entry(&self.loc(Part::SubModel(i)), &text_attr(cx, &line(&model)), cx.agents));
+        }
+        entries.push(cx.tree.entry(&self.loc(Part::SubTranscript(i)), &Attr::Disk(meta), cx.agents));
+        Some(Ok(self.dir_reply(cx, Part::Sub(i), entries)))
+    }
+}
+
+/// A derived text's stat: its length, its hash, the daemon's start time.
+fn text_attr(cx: &Cx, text: &[u8]) -> Attr {
+    Attr::Text { len: text.len() as u64, version: text_version(text), mtime: cx.tree.started_unix() }
+}
+
+/// A derived value as a file's text: one line.
+pub(crate) fn line(v: &[u8]) -> Vec<u8> {
+    let mut t = v.to_vec();
+    t.push(b'\n');
+    t
+}

@@ -1,0 +1,230 @@
+//! The facts executor: what runs a sans-I/O derivation (`crate::facts`)
+//! against the disk, for whichever job derives — the scan, an agent's
+//! fields, a walk onto a derived file.
+//!
+//! A job holds a `Gather` and calls its derivation with the facts so far;
+//! what the derivation wants and does not have becomes a batch of probes
+//! (`Want::Bytes` a slurp, `Want::Meta` a look, `Want::List` an open and
+//! an inline getdents), except readlinks, which io_uring has no operation
+//! for and which run inline — the derivations ask for them only under
+//! `/proc` (an fd table, a cwd), at most `LINKS_PER_ROUND_MAX` a round.
+//! When the batch is back its answers join the facts and the derivation
+//! runs again.
+//!
+//! Every wanted path is composed by the derivation from fixed parts and
+//! names it checked; the executor checks once more that no component of a
+//! path under a harness is empty, `.`, `..` or excluded, and answers such a
+//! want EACCES without touching the disk.
+
+use std::ffi::CString;
+
+use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX};
+use crate::tree::{exclude, Backing, Tree};
+
+use super::super::probe::{drive, Batch, Kind, Probe, Target};
+use super::{Cx, Event, Step};
+
+/// Rounds of gathering one derivation may take. Each round is one batch of
+/// reads that the previous answers made necessary; the deepest ladder (a
+/// codex lock: /proc/locks, the lock dir, the day dirs, the rollout heads)
+/// takes a handful, a scan of thousands of processes some tens. Past it
+/// the job fails loudly rather than loop.
+pub(crate) const GATHER_ROUNDS_MAX: u32 = 4096;
+/// Reads one round plans, and readlinks it runs inline: a scan of a machine
+/// with thousands of processes is cut into rounds of this many, each a
+/// turn of the loop, so no other client waits behind more than one round.
+pub(crate) const GATHER_BATCH_MAX: usize = 128;
+pub(crate) const LINKS_PER_ROUND_MAX: usize = 256;
+/// Entries a `Want::List` reads at most (an fd table, a day of rollouts);
+/// past it the want fails, so the route resolves nothing rather than guess
+/// from part of a listing.
+pub(crate) const LIST_ENTRIES_MAX: usize = 65_536;
+
+/// A gathering in progress.
+#[derive(Default)]
+pub(crate) struct Gather {
+    pub facts: Facts,
+    /// The wants of the batch in flight, in probe order.
+    wants: Vec<Want>,
+    batch: Batch,
+    fetching: bool,
+    rounds: u32,
+}
+
+/// What the job does after asking for what its derivation needs.
+pub(crate) enum Fetch {
+    /// Everything needed was answered inline: run the derivation again.
+    Again,
+    /// Reads are in flight, or a turn must pass first.
+    Wait(Step),
+    /// Past `GATHER_ROUNDS_MAX`: the derivation fails.
+    OutOfRounds,
+}
+
+impl Gather {
+    /// Feed an event to the batch in flight: `Ok` when the derivation is to
+    /// run again (the batch is in, or none was out), else the step to
+    /// return meanwhile.
+    pub(crate) fn on_event(&mut self, cx: &mut Cx, ev: Event) -> Result<(), Step> {
+        if !self.fetching {
+            return Ok(());
+        }
+        drive(&mut self.batch, &mut cx.ops, ev)?;
+        self.fetching = false;
+        self.absorb(cx);
+        Ok(())
+    }
+
+    /// The derivation wants `needs`: answer readlinks inline, probe the
+    /// rest (at most `GATHER_BATCH_MAX` a round).
+    pub(crate) fn fetch(&mut self, cx: &mut Cx, needs: Vec<Want>) -> Fetch {
+        self.rounds += 1;
+        if self.rounds > GATHER_ROUNDS_MAX {
+            log::warn!("a derivation wanted more than {GATHER_ROUNDS_MAX} rounds of reads; giving up");
+            return Fetch::OutOfRounds;
+        }
+        let (mut probes, mut links, mut more) = (Vec::new(), 0, false);
+        let mut seen = std::collections::HashSet::with_capacity(needs.len());
+        self.wants.clear();
+        for want in needs {
+            if self.facts.contains(&want) || !seen.insert(want.clone()) {
+                continue;
+            }
+            if let Want::Link { root, rel } = &want {
+                if links == LINKS_PER_ROUND_MAX {
+                    more = true;
+                    continue;
+                }
+                links += 1;
+                let fact = readlink(cx.tree, *root, rel);
+                self.facts.insert(want, fact);
+                continue;
+            }
+            if probes.len() == GATHER_BATCH_MAX {
+                more = true;
+                continue;
+            }
+            let Some(backing) = want_backing(cx.tree, &want) else {
+                self.facts.insert(want, Err(libc::EACCES));
+                continue;
+            };
+            let kind = match want {
+                Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
+                Want::Tail { max, .. } => Kind::SlurpTail(max.min(SLURP_BYTES_MAX)),
+                Want::Meta { .. } => Kind::Look,
+                Want::List { .. } => Kind::Read,
+                Want::Link { .. } => unreachable!("answered above"),
+            };
+            probes.push(Probe::new(Target::Beneath(backing), kind, cx.cfg.allow_hard_links));
+            self.wants.push(want);
+        }
+        if probes.is_empty() {
+            // Only readlinks this round, and more to come: a turn of the
+            // loop passes before the next round rather than run them all.
+            return if more { Fetch::Wait(Step::Yield) } else { Fetch::Again };
+        }
+        let old = std::mem::replace(&mut self.batch, Batch::new(probes));
+        old.release(&mut cx.ops);
+        self.fetching = true;
+        match drive(&mut self.batch, &mut cx.ops, Event::Start) {
+            Ok(()) => {
+                self.fetching = false;
+                self.absorb(cx);
+                Fetch::Again
+            }
+            Err(step) => Fetch::Wait(step),
+        }
+    }
+
+    /// The batch is back: fold each probe's answer into the facts.
+    fn absorb(&mut self, cx: &mut Cx) {
+        let batch = std::mem::take(&mut self.batch);
+        for (want, mut p) in std::mem::take(&mut self.wants).into_iter().zip(batch.probes) {
+            let fact = match (&want, p.found()) {
+                (_, Err(e)) => Err(e),
+                (Want::Bytes { .. } | Want::Tail { .. }, Ok(_)) => {
+                    // The read buffer was sized for the most; keep what came.
+                    let mut data = std::mem::take(&mut p.data);
+                    data.shrink_to_fit();
+                    Ok(Fact::Bytes(data))
+                }
+                (Want::Meta { .. }, Ok(m)) => Ok(Fact::Meta(m)),
+                (Want::List { .. }, Ok(m)) if !m.is_dir() => Err(libc::ENOTDIR),
+                (Want::List { .. }, Ok(_)) => match &p.fd {
+                    Some(fd) => {
+                        super::super::dirents::read(fd, LIST_ENTRIES_MAX).map(Fact::Names).map_err(|_| libc::EIO)
+                    }
+                    None => Err(libc::EBADF),
+                },
+                (Want::Link { .. }, Ok(_)) => Err(libc::EINVAL),
+            };
+            p.release(&mut cx.ops);
+            self.facts.insert(want, fact);
+        }
+    }
+
+    /// Give back the fds of a batch still held.
+    pub(crate) fn release(self, cx: &mut Cx) {
+        self.batch.release(&mut cx.ops);
+    }
+}
+
+/// Where a want's path lives, or `None` when the path may not be read.
+fn want_backing(tree: &Tree, want: &Want) -> Option<Backing> {
+    let (Want::Bytes { root, rel, .. }
+    | Want::Tail { root, rel, .. }
+    | Want::List { root, rel }
+    | Want::Meta { root, rel }
+    | Want::Link { root, rel }) = want;
+    let base = match root {
+        Root::Proc => tree.proc_base().clone(),
+        Root::Harness(h) => tree.harness_base(*h)?.clone(),
+    };
+    if !rel_is_safe(rel, matches!(root, Root::Harness(_))) {
+        return None;
+    }
+    let rel = if rel.is_empty() { b".".to_vec() } else { rel.clone() };
+    Some(Backing { base, rel: CString::new(rel).ok()? })
+}
+
+/// readlink of a path under a root, inline (no ring operation exists).
+pub(crate) fn readlink(tree: &Tree, root: Root, rel: &[u8]) -> Result<Fact, i32> {
+    let base = match root {
+        Root::Proc => tree.proc_base(),
+        Root::Harness(h) => tree.harness_base(h).ok_or(libc::ENOENT)?,
+    };
+    if !rel_is_safe(rel, matches!(root, Root::Harness(_))) {
+        return Err(libc::EACCES);
+    }
+    let mut path = base.as_bytes().to_vec();
+    path.push(b'/');
+    path.extend_from_slice(rel);
+    let path = CString::new(path).map_err(|_| libc::EINVAL)?;
+    match rustix::fs::readlink(path.as_c_str(), Vec::new()) {
+        Ok(target) => Ok(Fact::Link(target.into_bytes())),
+        Err(e) => Err(e.raw_os_error()),
+    }
+}
+
+/// Every component is a plain name (not empty, `.`, `..`), and under a
+/// harness none is excluded.
+fn rel_is_safe(rel: &[u8], harness: bool) -> bool {
+    rel.is_empty()
+        || rel
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b".." && !c.contains(&0) && !(harness && exclude::excluded(c)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rel_is_safe;
+
+    #[test]
+    fn a_wanted_path_under_a_harness_never_names_an_excluded_file() {
+        assert!(rel_is_safe(b"projects/-home-x/abc.jsonl", true));
+        assert!(!rel_is_safe(b"projects/-home-x/token.jsonl", true));
+        assert!(!rel_is_safe(b"sessions/../.credentials.json", true));
+        assert!(!rel_is_safe(b"a//b", true));
+        assert!(rel_is_safe(b"1234/environ", false));
+    }
+}

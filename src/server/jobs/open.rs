@@ -1,0 +1,192 @@
+//! A Topen of a file or a directory on disk (a mirror, an agent's
+//! transcript).
+//!
+//! First a look (O_PATH: never blocks, never runs a device's open) says
+//! what the file is; only a regular file or a directory is then opened for
+//! reading (O_RDONLY|O_NONBLOCK|O_NOFOLLOW), and the opened fd is checked
+//! again. A file keeps its fd for the fid (`OPEN_FILES_MAX` across all
+//! connections). A directory is listed in bounded steps: one getdents64
+//! buffer a turn of the loop, each name's statx relative to the open
+//! directory through the ring, at most `--max-dir-entries` entries (past
+//! which the open fails: never a shorter listing), and the snapshot sorted
+//! by name so a listing read in several reads is stable.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+
+use crate::errors::Error;
+use crate::proto::Qid;
+use crate::tree::{self, exclude, Entry, Loc, Presence};
+
+use super::super::conn::Opened;
+use super::super::dirents::Dirents;
+use super::super::probe::{drive, means_absent, Batch, Kind, Probe, Target};
+use super::super::world::OPEN_FILES_MAX;
+use super::{fail, Cx, Event, Reply, Step};
+
+pub(crate) struct Open {
+    fid: u32,
+    loc: Loc,
+    stage: Stage,
+}
+
+enum Stage {
+    Look(Batch),
+    Open(Batch),
+    List(Box<Listing>),
+}
+
+/// A directory being listed: its names a getdents64 buffer at a time, the
+/// statx of that buffer's names in flight, the entries so far.
+struct Listing {
+    qid: Qid,
+    dirents: Dirents<OwnedFd>,
+    names: Vec<Box<[u8]>>,
+    batch: Batch,
+    entries: Vec<Entry>,
+}
+
+impl Open {
+    pub(crate) fn new(fid: u32, loc: Loc) -> Open {
+        Open { fid, loc, stage: Stage::Look(Batch::default()) }
+    }
+
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if let Event::Start = ev {
+            let Presence::Probe(b) = cx.tree.presence(&self.loc, cx.agents) else { return fail(Error::NotFound) };
+            self.stage = Stage::Look(Batch::one(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links)));
+        }
+        match &mut self.stage {
+            Stage::Look(batch) => match drive(batch, &mut cx.ops, ev) {
+                Err(step) => step,
+                Ok(()) => self.looked(cx),
+            },
+            Stage::Open(batch) => match drive(batch, &mut cx.ops, ev) {
+                Err(step) => step,
+                Ok(()) => self.opened(cx),
+            },
+            Stage::List(l) => match l.step(ev, cx) {
+                Err(step) => step,
+                Ok(entries) => {
+                    let opened = Opened::Dir(Rc::new(entries));
+                    Step::Answer(Ok(Reply::Open { fid: self.fid, qid: l.qid, opened }))
+                }
+            },
+        }
+    }
+
+    /// The look is back: open what can be read.
+    fn looked(&mut self, cx: &mut Cx) -> Step {
+        let Stage::Look(batch) = &self.stage else { unreachable!() };
+        match batch.probes[0].found() {
+            Err(e) if means_absent(e) => fail(Error::NotFound),
+            Err(e) => fail(Error::from_errno(e)),
+            Ok(m) if m.is_dir() || m.is_regular() => {
+                let Some(b) = cx.tree.backing(&self.loc, cx.agents) else { return fail(Error::NotFound) };
+                let batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Read, cx.cfg.allow_hard_links));
+                std::mem::replace(&mut self.stage, Stage::Open(batch)).release(cx);
+                self.step(Event::Resume, cx)
+            }
+            Ok(_) => fail(Error::NotRegular),
+        }
+    }
+
+    /// The open is back: a file keeps its fd, a directory is listed.
+    fn opened(&mut self, cx: &mut Cx) -> Step {
+        let Stage::Open(batch) = &mut self.stage else { unreachable!() };
+        let found = batch.probes[0].found();
+        let fd = batch.probes[0].fd.take();
+        match (found, fd) {
+            (Ok(m), Some(fd)) if m.is_regular() => {
+                if cx.held.files >= OPEN_FILES_MAX {
+                    cx.ops.close(fd);
+                    return fail(Error::TooManyOpenFiles);
+                }
+                cx.held.files += 1;
+                Step::Answer(Ok(Reply::Open { fid: self.fid, qid: m.qid(), opened: Opened::File(Rc::new(fd)) }))
+            }
+            (Ok(m), Some(fd)) if m.is_dir() => {
+                let listing = Listing {
+                    qid: m.qid(),
+                    dirents: Dirents::new(fd),
+                    names: Vec::new(),
+                    batch: Batch::default(),
+                    entries: Vec::new(),
+                };
+                std::mem::replace(&mut self.stage, Stage::List(Box::new(listing))).release(cx);
+                self.step(Event::Resume, cx)
+            }
+            (Ok(_), Some(fd)) => {
+                cx.ops.close(fd);
+                fail(Error::NotRegular)
+            }
+            (Err(e), _) if !means_absent(e) => fail(Error::from_errno(e)),
+            _ => fail(Error::NotFound),
+        }
+    }
+
+    pub(crate) fn release(self, cx: &mut Cx) {
+        self.stage.release(cx);
+    }
+}
+
+impl Stage {
+    fn release(self, cx: &mut Cx) {
+        match self {
+            Stage::Look(b) | Stage::Open(b) => b.release(&mut cx.ops),
+            Stage::List(l) => {
+                l.batch.release(&mut cx.ops);
+                cx.ops.close(l.dirents.into_fd());
+            }
+        }
+    }
+}
+
+impl Listing {
+    /// One round: the statx of the last buffer's names, then the next
+    /// buffer a turn later. `Ok` with the sorted entries at the end.
+    fn step(&mut self, ev: Event, cx: &mut Cx) -> Result<Vec<Entry>, Step> {
+        if !self.batch.is_empty() {
+            drive(&mut self.batch, &mut cx.ops, ev)?;
+            self.absorb(cx);
+            // One buffer's work a turn: the next waits for the loop.
+            return Err(Step::Yield);
+        }
+        let names = match self.dirents.next_batch(cx.cfg.max_dir_entries) {
+            Err(e) => return Err(fail(e)),
+            Ok(None) => {
+                let mut entries = std::mem::take(&mut self.entries);
+                entries.sort_by(|a, b| a.name.cmp(&b.name));
+                return Ok(entries);
+            }
+            Ok(Some(names)) => names,
+        };
+        let dirfd = self.dirents.fd().as_raw_fd();
+        for n in names {
+            if n.d_type == libc::DT_LNK || exclude::excluded(&n.name) {
+                continue;
+            }
+            let Ok(c) = CString::new(n.name.clone()) else { continue };
+            self.batch.push(Probe::new(Target::At { dirfd, name: c }, Kind::Look, cx.cfg.allow_hard_links));
+            self.names.push(n.name.into_boxed_slice());
+        }
+        if self.batch.is_empty() {
+            return Err(Step::Yield);
+        }
+        self.step(Event::Resume, cx)
+    }
+
+    /// A buffer's statx are back: keep the entries still there that are
+    /// neither symlinks nor hard-linked files (unless allowed).
+    fn absorb(&mut self, cx: &mut Cx) {
+        let batch = std::mem::take(&mut self.batch);
+        for (name, p) in std::mem::take(&mut self.names).into_iter().zip(batch.probes) {
+            let Ok(m) = p.found() else { continue };
+            if m.is_symlink() || (m.is_hard_linked() && !cx.cfg.allow_hard_links) {
+                continue;
+            }
+            self.entries.push(tree::disk_entry(name, &m));
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! A chat index made fresh in bounded slices: a job of the daemon's own,
+//! one per transcript at a time, which every request that needs the index
+//! (a listing of `chat/`, a walk to a message, its stat or open) waits on.
+//!
+//! It opens the transcript with the mirror's probe and finds its pool
+//! entry by (dev, ino, birth time) — an inode born again starts over, as
+//! does a file that shrank. It reads the bytes at both ends of what was
+//! indexed (a file rewritten in place starts over), then indexes what the
+//! file grew by one window at a time: read `CHAT_WINDOW_BYTES` through the
+//! ring, and when it is back yield a turn, so the window is fed only after
+//! every other completion of that turn has been handled and its replies
+//! submitted. Another client's request waits behind at most one slice.
+//!
+//! A window is fed at the offset it was read from, never at wherever the
+//! index stands now; the entry is marked with its refresher while one
+//! runs, so two refreshes never feed one index. Only complete lines are
+//! indexed: a record being written waits for its newline. A line longer
+//! than the window doubles the window, up to `CHAT_LINE_BYTES_MAX`, past
+//! which the index stops there and its listing answers an error.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+
+use crate::chat::pool::ChatRef;
+use crate::chat::Format;
+use crate::errors::Error;
+use crate::meta::Meta;
+use crate::ring::Sub;
+use crate::tree::{Backing, Loc, Part};
+
+use super::super::park::TranscriptKey;
+use super::super::probe::{drive, Batch, Kind, Probe, Target};
+use super::super::world::{release_file, World};
+use super::{Cx, Event, Step, Wake};
+
+/// Bytes of transcript one indexing slice reads and feeds: the longest
+/// another client's request can wait behind indexing (about 0.1 ms at the
+/// indexer's speed), yet large enough that a ring round trip per slice is
+/// noise.
+pub(crate) const CHAT_WINDOW_BYTES: usize = 256 << 10;
+/// The longest line (record) a transcript may have; a window grows to hold
+/// one. Past it the index stops there and its listing answers an error.
+pub(crate) const CHAT_LINE_BYTES_MAX: usize = 256 << 20;
+
+/// The job's ops: the open's probe is op 0 (the batch's index).
+const OP_HEAD: u32 = 1;
+const OP_TAIL: u32 = 2;
+const OP_WINDOW: u32 = 3;
+
+pub(crate) struct Refresh {
+    key: TranscriptKey,
+    backing: Backing,
+    format: Format,
+    stage: Stage,
+    entry: Option<ChatRef>,
+    size: u64,
+    window: usize,
+    head: Option<Vec<u8>>,
+    tail: Option<Vec<u8>>,
+    /// A window read and not yet fed: its offset and bytes.
+    read: Option<(u64, Vec<u8>)>,
+    /// The entry this job marked as its own (`Entry::refresher`).
+    marked: Option<usize>,
+}
+
+enum Stage {
+    Open(Batch),
+    Verify,
+    Index,
+}
+
+impl Refresh {
+    /// The refresh of agent (`slot`, `gen`)'s transcript, if it has one
+    /// with a chat.
+    pub(crate) fn for_agent(w: &World, slot: u32, gen: u32) -> Option<Refresh> {
+        let format = crate::tree::chat_format(&w.agents, slot, gen)?;
+        let a = w.agents.get(slot, gen)?;
+        let rel = a.session.as_ref()?.transcript.clone()?;
+        let backing = w.tree.backing(&Loc::Agent { slot, gen, part: Part::Transcript }, &w.agents)?;
+        Some(Refresh {
+            key: (a.found.harness, rel),
+            backing,
+            format,
+            stage: Stage::Open(Batch::default()),
+            entry: None,
+            size: 0,
+            window: CHAT_WINDOW_BYTES,
+            head: None,
+            tail: None,
+            read: None,
+            marked: None,
+        })
+    }
+
+    /// The transcript it refreshes: one refresh per key at a time.
+    pub(crate) fn key(&self) -> &TranscriptKey {
+        &self.key
+    }
+
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if let Event::Start = ev {
+            let probe = Probe::new(Target::Beneath(self.backing.clone()), Kind::Read, cx.cfg.allow_hard_links);
+            self.stage = Stage::Open(Batch::one(probe));
+        }
+        match (&mut self.stage, ev) {
+            (Stage::Open(batch), ev) => match drive(batch, &mut cx.ops, ev) {
+                Err(step) => step,
+                Ok(()) => self.opened(cx),
+            },
+            (Stage::Verify, Event::Done(op, c)) => {
+                let bytes = if c.result < 0 { Vec::new() } else { c.buf };
+                if op == OP_HEAD {
+                    self.head = Some(bytes);
+                } else {
+                    self.tail = Some(bytes);
+                }
+                self.verified(cx)
+            }
+            (Stage::Index, Event::Done(_, c)) if c.result <= 0 => self.done(cx, Ok(())),
+            (Stage::Index, Event::Done(_, c)) => {
+                let offset = self.read.take().map_or(0, |(o, _)| o);
+                self.read = Some((offset, c.buf));
+                Step::Yield
+            }
+            (Stage::Index, Event::Resume) => self.feed(cx),
+            _ => Step::Wait,
+        }
+    }
+
+    /// The open is back: find the entry, then verify its ends or index.
+    fn opened(&mut self, cx: &mut Cx) -> Step {
+        let Stage::Open(batch) = &mut self.stage else { unreachable!() };
+        let found = batch.probes[0].found();
+        let fd = batch.probes[0].fd.take();
+        let (meta, fd) = match (found, fd) {
+            (Ok(m), Some(fd)) if m.is_regular() => (m, fd),
+            (_, fd) => {
+                fd.into_iter().for_each(|fd| cx.ops.close(fd));
+                return self.done(cx, Err(Error::NotFound));
+            }
+        };
+        let (r, old) = match cx.chats.entry(meta.dev, meta.ino, meta.btime, self.format) {
+            Ok(got) => got,
+            Err(_) => {
+                cx.ops.close(fd);
+                return self.done(cx, Err(Error::ChatsBusy));
+            }
+        };
+        if let Some(old) = old {
+            release_file(cx.ops.ring, cx.held, old);
+        }
+        let me = (cx.ops.key, cx.ops.gen);
+        if cx.chats.at(r.i).refresher.is_some_and(|other| other != me) {
+            // Another path to the same file is being refreshed: its index
+            // is the one to read, and it is on its way.
+            cx.ops.close(fd);
+            self.entry = Some(r);
+            return self.done(cx, Ok(()));
+        }
+        cx.chats.at(r.i).refresher = Some(me);
+        self.marked = Some(r.i);
+        self.adopt(cx, r, fd, meta)
+    }
+
+    /// The entry is the transcript's: hold its fd, and start over if it
+    /// shrank; then check its ends, or index on.
+    fn adopt(&mut self, cx: &mut Cx, mut r: ChatRef, fd: OwnedFd, meta: Meta) -> Step {
+        if meta.size < cx.chats.at(r.i).index.covered() {
+            r = cx.chats.restart(r.i);
+        }
+        cx.held.files += 1;
+        if let Some(old) = cx.chats.at(r.i).fd.replace(Rc::new(fd)) {
+            release_file(cx.ops.ring, cx.held, old);
+        }
+        self.entry = Some(r);
+        self.size = meta.size;
+        let e = cx.chats.at(r.i);
+        if e.index.covered() == 0 {
+            self.stage = Stage::Index;
+            return self.next_window(cx);
+        }
+        let probe = e.index.probe();
+        self.stage = Stage::Verify;
+        self.read_at(cx, OP_HEAD, probe.head.0, probe.head.1);
+        self.read_at(cx, OP_TAIL, probe.tail.0, probe.tail.1);
+        Step::Wait
+    }
+
+    fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize) {
+        let Some(fd) = self.entry.and_then(|r| cx.chats.get(r)).and_then(|e| e.fd.as_ref()).map(|f| f.as_raw_fd())
+        else {
+            return;
+        };
+        let buf = Vec::with_capacity(len);
+        cx.ops.submit(op, Sub::Read { fd, owned: None, buf, len: len as u32, offset });
+    }
+
+    /// Both ends are back: the same file grew, or it is another one now.
+    fn verified(&mut self, cx: &mut Cx) -> Step {
+        let (Some(head), Some(tail), Some(r)) = (&self.head, &self.tail, self.entry) else { return Step::Wait };
+        if !cx.chats.get(r).is_some_and(|e| e.index.unchanged(head, tail)) {
+            self.entry = Some(cx.chats.restart(r.i));
+        }
+        self.stage = Stage::Index;
+        self.next_window(cx)
+    }
+
+    /// Read the next window, or finish when the index covers the file.
+    fn next_window(&mut self, cx: &mut Cx) -> Step {
+        let Some(e) = self.entry.and_then(|r| cx.chats.get(r)) else { return self.done(cx, Err(Error::NotFound)) };
+        let covered = e.index.covered();
+        if covered >= self.size || e.index.full() {
+            return self.done(cx, Ok(()));
+        }
+        let len = (self.size - covered).min(self.window as u64) as usize;
+        self.read = Some((covered, Vec::new()));
+        self.read_at(cx, OP_WINDOW, covered, len);
+        Step::Wait
+    }
+
+    /// A turn after its window came back: feed it where it was read from.
+    fn feed(&mut self, cx: &mut Cx) -> Step {
+        let Some((offset, bytes)) = self.read.take() else { return self.next_window(cx) };
+        let Some(e) = self.entry.and_then(|r| cx.chats.get_mut(r)) else {
+            return self.done(cx, Err(Error::NotFound));
+        };
+        if e.index.covered() != offset {
+            // Not where the index stands (it cannot be, with one refresher
+            // an entry): read again from there rather than feed it wrong.
+            return self.next_window(cx);
+        }
+        if e.index.feed(offset, &bytes) == 0 {
+            if bytes.len() as u64 >= self.size - offset {
+                // The rest of the file is a line still being written: it
+                // waits for its newline.
+                return self.done(cx, Ok(()));
+            }
+            if self.window >= CHAT_LINE_BYTES_MAX {
+                log::warn!("chat: a record longer than {CHAT_LINE_BYTES_MAX} bytes; indexing stops there");
+                e.stuck = true;
+                return self.done(cx, Ok(()));
+            }
+            self.window *= 2;
+        }
+        self.next_window(cx)
+    }
+
+    /// The refresh is over: unmark the entry and wake every waiter.
+    fn done(&mut self, cx: &mut Cx, result: Result<(), Error>) -> Step {
+        self.unmark(cx);
+        let result = result.and_then(|()| {
+            let r = self.entry.ok_or(Error::NotFound)?;
+            Ok(ChatRef { i: r.i, gen: cx.chats.at(r.i).gen })
+        });
+        Step::Finished(Wake::Refreshed(result))
+    }
+
+    fn unmark(&mut self, cx: &mut Cx) {
+        if let Some(i) = self.marked.take() {
+            let me = (cx.ops.key, cx.ops.gen);
+            let e = cx.chats.at(i);
+            if e.refresher == Some(me) {
+                e.refresher = None;
+            }
+        }
+    }
+
+    pub(crate) fn release(mut self, cx: &mut Cx) {
+        self.unmark(cx);
+        if let Stage::Open(batch) = self.stage {
+            batch.release(&mut cx.ops);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The scan of the agents: a job of the daemon's own, which requests that
+//! need a fresh `/active` wait on (a listing of `/active` or a harness
+//! under it, a walk that misses). Concurrent needs share one scan.
+//!
+//! It runs `active::derive::scan` over facts gathered through the ring,
+//! then makes the agents table what it saw. A scan that fails (the process
+//! table cannot be listed, or the derivation runs out of rounds) leaves the
+//! table as the last good scan made it, and its waiters get `i/o error`
+//! rather than an empty or stale listing.
+
+use crate::active::derive::{self, Scanned};
+use crate::errors::Error;
+use crate::facts::{Root, Want};
+
+use super::gather::{Fetch, Gather};
+use super::{Cx, Event, Step, Wake};
+
+#[derive(Default)]
+pub(crate) struct Scan {
+    g: Gather,
+}
+
+impl Scan {
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if let Err(step) = self.g.on_event(cx, ev) {
+            return step;
+        }
+        cx.real.retry_bases(cx.tree);
+        let ctx = derive::Ctx {
+            own_pid: std::process::id(),
+            real_bases: cx.real.bases.clone(),
+            home: cx.real.home.clone(),
+            tmp: cx.real.tmp.clone(),
+            resolved: cx.agents.resolved(),
+        };
+        loop {
+            let mut needs = Vec::new();
+            if let Some(scanned) = derive::scan(&ctx, &self.g.facts, &mut needs) {
+                return self.landed(cx, scanned);
+            }
+            match self.g.fetch(cx, needs) {
+                Fetch::Again => continue,
+                Fetch::Wait(step) => return step,
+                Fetch::OutOfRounds => return failed(cx),
+            }
+        }
+    }
+
+    /// The scan is back: the table becomes what it saw.
+    fn landed(&mut self, cx: &mut Cx, scanned: Vec<Scanned>) -> Step {
+        // A process table that could not be listed is not an empty one.
+        if let Some(errno) = self.g.facts.error(&Want::List { root: Root::Proc, rel: Vec::new() }) {
+            let e = std::io::Error::from_raw_os_error(errno);
+            log::warn!("scan: listing {:?}: {e}", cx.tree.proc_base());
+            return failed(cx);
+        }
+        cx.agents.scan_error = None;
+        let found: Vec<_> = scanned.iter().map(|s| s.found).collect();
+        cx.agents.update(&found);
+        for s in scanned {
+            let Some(session) = s.session else { continue };
+            if let Some((slot, gen)) = cx.agents.find(s.found.harness, s.found.pid) {
+                if let Some(a) = cx.agents.get_mut(slot, gen) {
+                    a.session = Some(session);
+                }
+            }
+        }
+        Step::Finished(Wake::Scanned(Ok(())))
+    }
+
+    pub(crate) fn release(self, cx: &mut Cx) {
+        self.g.release(cx);
+    }
+}
+
+fn failed(cx: &mut Cx) -> Step {
+    cx.agents.scan_error = Some(Error::Io);
+    Step::Finished(Wake::Scanned(Err(Error::Io)))
+}

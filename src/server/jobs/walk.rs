@@ -1,0 +1,327 @@
+//! A Twalk, name by name (walk(5)).
+//!
+//! A walk stands somewhere (`cur`) and takes its names one at a time.
+//! Through the skeleton a step is answered from the tables; onto the disk
+//! it is a look (a probe, O_PATH beneath the base); under `/active/<h>` a
+//! pid the table lacks waits for one rescan; into `chat/` a name waits for
+//! the index to be fresh; onto a derived file (an agent's field, a
+//! subagent, its model) it waits for the derivation that says whether the
+//! file is there and what its text's version is. A missing name ends the
+//! walk short (the qids so far, newfid unmade); a look that failed for a
+//! reason other than absence (out of fds, out of memory) answers that
+//! error, never not-found.
+
+use crate::active::{derive as active, Field};
+use crate::chat::pool::ChatRef;
+use crate::errors::Error;
+use crate::proto::Qid;
+use crate::tree::{exclude, Loc, Part, Presence};
+
+use super::super::probe::{drive, means_absent, Batch, Kind, Probe, Target};
+use super::gather::{Fetch, Gather};
+use super::{chat, Cx, Event, Reply, Step};
+
+pub(crate) struct Walk {
+    fid: u32,
+    newfid: u32,
+    names: Vec<Vec<u8>>,
+    cur: Loc,
+    cur_is_dir: bool,
+    qids: Vec<Qid>,
+    /// Whether this walk already waited for a rescan, and how it ended.
+    scanned: bool,
+    scan_error: Option<Error>,
+    /// The chat refresh this walk waited for, once it has.
+    chat: Option<Result<ChatRef, Error>>,
+    stage: Stage,
+}
+
+enum Stage {
+    /// Between names: nothing in flight.
+    Stepping,
+    /// Looking at the next place on disk.
+    Look { next: Loc, batch: Batch },
+    /// Deriving whether the next (derived) place is there.
+    Derive { pending: Pending, g: Gather },
+}
+
+/// A step onto a derived node, while it is derived.
+#[derive(Clone)]
+enum Pending {
+    Field(u32, u32, Field),
+    /// `agents/<name>`: there when the session lists that subagent.
+    Sub(u32, u32, Vec<u8>),
+    /// `agents/<name>/model`: there when its transcript names a model.
+    SubModel(u32, u32, u32),
+}
+
+/// What the walk's next name names.
+enum Next {
+    To(Loc),
+    Missing,
+    Derive(Pending),
+    /// The walk must wait, or answer now.
+    Stop(Step),
+    /// The step was taken here (a chat message: its qid came from the index).
+    Took,
+}
+
+impl Walk {
+    pub(crate) fn new(fid: u32, newfid: u32, names: &[&[u8]], cur: Loc, cur_is_dir: bool) -> Walk {
+        Walk {
+            fid,
+            newfid,
+            names: names.iter().map(|n| n.to_vec()).collect(),
+            cur,
+            cur_is_dir,
+            qids: Vec::with_capacity(names.len()),
+            scanned: false,
+            scan_error: None,
+            chat: None,
+            stage: Stage::Stepping,
+        }
+    }
+
+    /// A walk to another fid makes one when it lands.
+    pub(crate) fn makes_fid(&self) -> bool {
+        self.newfid != self.fid
+    }
+
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        match ev {
+            Event::Scanned(r) => self.scan_error = r.err(),
+            Event::Refreshed(r) => self.chat = Some(r),
+            ev => match &mut self.stage {
+                Stage::Look { batch, .. } => {
+                    if let Err(step) = drive(batch, &mut cx.ops, ev) {
+                        return step;
+                    }
+                    return self.looked(cx);
+                }
+                Stage::Derive { g, .. } => {
+                    if let Err(step) = g.on_event(cx, ev) {
+                        return step;
+                    }
+                    return self.derive(cx);
+                }
+                Stage::Stepping => {}
+            },
+        }
+        self.advance(cx)
+    }
+
+    pub(crate) fn release(self, cx: &mut Cx) {
+        match self.stage {
+            Stage::Look { batch, .. } => batch.release(&mut cx.ops),
+            Stage::Derive { g, .. } => g.release(cx),
+            Stage::Stepping => {}
+        }
+    }
+
+    /// Walk on from where it stands: skeleton steps at once, a step onto
+    /// the disk or a derived file starts what says whether it is there.
+    fn advance(&mut self, cx: &mut Cx) -> Step {
+        while self.qids.len() < self.names.len() && self.cur_is_dir {
+            let next = match self.next_place(cx) {
+                Next::To(l) => l,
+                Next::Missing => break,
+                Next::Derive(pending) => return self.start_derive(cx, pending),
+                Next::Stop(step) => return step,
+                Next::Took => continue,
+            };
+            match next {
+                Loc::Agent { slot, gen, part: Part::Field(f) } => {
+                    return self.start_derive(cx, Pending::Field(slot, gen, f));
+                }
+                Loc::Agent { slot, gen, part: Part::SubModel(i) } => {
+                    return self.start_derive(cx, Pending::SubModel(slot, gen, i));
+                }
+                _ => {}
+            }
+            match cx.tree.presence(&next, cx.agents) {
+                Presence::Absent => break,
+                Presence::Probe(b) => {
+                    let mut batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
+                    let started = drive(&mut batch, &mut cx.ops, Event::Start);
+                    self.stage = Stage::Look { next, batch };
+                    return match started {
+                        Err(step) => step,
+                        Ok(()) => self.looked(cx),
+                    };
+                }
+                Presence::Always => {
+                    self.qids.push(cx.tree.skeleton_qid(&next, cx.agents));
+                    self.cur_is_dir = match next {
+                        Loc::Static(i) => cx.tree.static_is_dir(i),
+                        Loc::Agent { part, .. } => part.is_dir(),
+                        Loc::Mirror(_) => unreachable!("a mirror is probed"),
+                    };
+                    self.cur = next;
+                }
+            }
+        }
+        self.end()
+    }
+
+    /// The place the walk's next name names, from where it stands.
+    fn next_place(&mut self, cx: &mut Cx) -> Next {
+        let name = self.names[self.qids.len()].clone();
+        if name == b".." {
+            return Next::To(cx.tree.parent(&self.cur, cx.agents));
+        }
+        let found = match self.cur.clone() {
+            Loc::Static(d) => match cx.tree.active_harness(d) {
+                None => cx.tree.static_child(d, &name),
+                Some(h) => match parse_pid(&name).and_then(|pid| cx.agents.find(h, pid)) {
+                    Some((slot, gen)) => Some(Loc::Agent { slot, gen, part: Part::Dir }),
+                    // A walk that misses under /active rescans once.
+                    None if !self.scanned => {
+                        self.scanned = true;
+                        return Next::Stop(Step::WaitScan);
+                    }
+                    None => match self.scan_error {
+                        Some(e) if self.qids.is_empty() => return Next::Stop(Step::Answer(Err(e))),
+                        _ => None,
+                    },
+                },
+            },
+            Loc::Mirror(_) if exclude::excluded(&name) => None,
+            Loc::Mirror(p) => Some(Loc::Mirror(p.child(&name))),
+            Loc::Agent { slot, gen, part: Part::Dir } => Part::child(&name).map(|part| Loc::Agent { slot, gen, part }),
+            Loc::Agent { slot, gen, part: Part::Agents } => return Next::Derive(Pending::Sub(slot, gen, name)),
+            Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {
+                b"model" => Some(Loc::Agent { slot, gen, part: Part::SubModel(i) }),
+                b"transcript" => Some(Loc::Agent { slot, gen, part: Part::SubTranscript(i) }),
+                _ => None,
+            },
+            Loc::Agent { slot, gen, part: Part::Chat } => return self.next_message(cx, slot, gen, &name),
+            Loc::Agent { .. } => None,
+        };
+        found.map_or(Next::Missing, Next::To)
+    }
+
+    /// A name in `chat/`: the index (made fresh first) says which message.
+    fn next_message(&mut self, cx: &mut Cx, slot: u32, gen: u32, name: &[u8]) -> Next {
+        let entry = match self.chat {
+            None => return Next::Stop(Step::WaitChat { slot, gen }),
+            Some(Err(e)) if self.qids.is_empty() => return Next::Stop(Step::Answer(Err(e))),
+            Some(Err(_)) => return Next::Missing,
+            Some(Ok(r)) => r,
+        };
+        let found = cx.agents.get(slot, gen).map(|a| a.found);
+        let Some(e) = cx.chats.get(entry) else { return Next::Missing };
+        let Some(id) = e.index.lookup(name) else { return Next::Missing };
+        let Some(qid) = chat::msg_qid(found.as_ref(), e, id as u32) else { return Next::Missing };
+        self.qids.push(qid);
+        self.cur = Loc::Agent { slot, gen, part: Part::ChatMsg(id as u32) };
+        self.cur_is_dir = false;
+        Next::Took
+    }
+
+    /// The look is back: step onto the place, or end the walk.
+    fn looked(&mut self, cx: &mut Cx) -> Step {
+        let Stage::Look { next, batch } = std::mem::replace(&mut self.stage, Stage::Stepping) else {
+            unreachable!("only a look looks")
+        };
+        let found = batch.probes[0].found();
+        batch.release(&mut cx.ops);
+        let harness = cx.tree.is_harness_dir(&next);
+        match found {
+            Ok(m) if harness && !m.is_dir() => self.end(),
+            Ok(m) => {
+                let qid = match &next {
+                    Loc::Static(i) if harness => cx.tree.static_qid(*i),
+                    _ => m.qid(),
+                };
+                self.qids.push(qid);
+                self.cur_is_dir = harness || m.is_dir();
+                self.cur = next;
+                self.advance(cx)
+            }
+            Err(e) if means_absent(e) => self.end(),
+            Err(e) => Step::Answer(Err(Error::from_errno(e))),
+        }
+    }
+
+    fn start_derive(&mut self, cx: &mut Cx, pending: Pending) -> Step {
+        self.stage = Stage::Derive { pending, g: Gather::default() };
+        self.derive(cx)
+    }
+
+    /// Derive whether the pending place is there; step onto it if so.
+    fn derive(&mut self, cx: &mut Cx) -> Step {
+        loop {
+            let Stage::Derive { pending, g } = &mut self.stage else { unreachable!("only a derivation derives") };
+            let mut needs = Vec::new();
+            let got = match derive_pending(cx, pending, g, &mut needs) {
+                Some(got) => got,
+                None => match g.fetch(cx, needs) {
+                    Fetch::Again => continue,
+                    Fetch::Wait(step) => return step,
+                    Fetch::OutOfRounds => None,
+                },
+            };
+            let Stage::Derive { g, .. } = std::mem::replace(&mut self.stage, Stage::Stepping) else { unreachable!() };
+            g.release(cx);
+            let Some((loc, qid)) = got else { return self.end() };
+            self.qids.push(qid);
+            self.cur_is_dir = matches!(loc, Loc::Agent { part, .. } if part.is_dir());
+            self.cur = loc;
+            return self.advance(cx);
+        }
+    }
+
+    /// walk(5)'s answer: all names walked binds newfid; none is an error;
+    /// some is a partial Rwalk and newfid stays unmade.
+    fn end(&mut self) -> Step {
+        if self.qids.is_empty() && !self.names.is_empty() {
+            return Step::Answer(Err(Error::NotFound));
+        }
+        let bind = (self.qids.len() == self.names.len()).then(|| (self.cur.clone(), self.cur_is_dir));
+        let qids = std::mem::take(&mut self.qids);
+        Step::Answer(Ok(Reply::Walk { fid: self.fid, newfid: self.newfid, qids, bind }))
+    }
+}
+
+/// Run the derivation of a pending step over the facts: `None` while facts
+/// are missing, `Some(None)` when the place is not there.
+fn derive_pending(
+    cx: &mut Cx,
+    pending: &Pending,
+    g: &Gather,
+    needs: &mut Vec<crate::facts::Want>,
+) -> Option<Option<(Loc, Qid)>> {
+    let (slot, gen) = match pending {
+        Pending::Field(s, g, _) | Pending::Sub(s, g, _) | Pending::SubModel(s, g, _) => (*s, *g),
+    };
+    let Some(agent) = cx.agents.get(slot, gen) else { return Some(None) };
+    let (found, session) = (agent.found, agent.session.clone());
+    let loc = |part| Loc::Agent { slot, gen, part };
+    Some(match pending {
+        Pending::Field(_, _, field) => {
+            let text = active::fields(&found, session.as_ref(), &g.facts, needs)?.and_then(|mut f| f.remove(field));
+            text.map(|t| (loc(Part::Field(*field)), cx.tree.text_qid(Some(&found), Part::Field(*field), &t)))
+        }
+        Pending::Sub(_, _, name) => {
+            let names = active::subagents(&found, session.as_ref(), &g.facts, needs)?;
+            let i = names.contains(name).then(|| cx.agents.get_mut(slot, gen)?.subagent_index(name)).flatten();
+            i.map(|i| (loc(Part::Sub(i)), cx.tree.skeleton_qid(&loc(Part::Sub(i)), cx.agents)))
+        }
+        Pending::SubModel(_, _, i) => {
+            let name = agent.subagents.get(*i as usize).cloned().unwrap_or_default();
+            let model = active::subagent_model(&found, session.as_ref(), &name, &g.facts, needs)?;
+            model.map(|m| {
+                let text = super::derive::line(&m);
+                (loc(Part::SubModel(*i)), cx.tree.text_qid(Some(&found), Part::SubModel(*i), &text))
+            })
+        }
+    })
+}
+
+/// A pid as /proc spells it: decimal, no sign, no leading zero.
+fn parse_pid(name: &[u8]) -> Option<u32> {
+    if name.is_empty() || name.len() > 10 || (name[0] == b'0') || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(name).ok()?.parse().ok()
+}

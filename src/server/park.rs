@@ -1,0 +1,299 @@
+//! Parked requests: the one mechanism for everything that waits.
+//!
+//! A request that cannot be answered at once becomes a `Record` in a slab:
+//! its owner (a connection's tag, or the daemon itself for a scan or a
+//! chat refresh), its job, the operations it has in flight, and whatever
+//! it charged to its connection (a read's buffer, a walk's future fid).
+//! Its tag goes into the connection's `parked` table.
+//!
+//! Four functions are the whole life of a record, and nothing else touches
+//! one:
+//! - `park` / `start_internal` make it and step its job with `Start`;
+//! - `on_op` is the one route from the ring to a job: the generation is
+//!   checked, the in-flight count goes down, and the job is stepped — or,
+//!   when nobody wants the answer any more and the job is not pinned, the
+//!   completion is dropped (an fd it carries closes through the ring);
+//! - `answer` is the one place a request is answered, and it asserts it is
+//!   answered exactly once (lib9p's `respond()`): the reply goes out only
+//!   if the connection is alive and its table still maps the tag to this
+//!   record;
+//! - `reap` drops it once it is answered (or unwanted) and its last
+//!   operation is back, giving back what it charged and what its job holds.
+//!
+//! So a Tflush, a Tversion and a hang-up are one rule: remove the tag. The
+//! record finishes its operations quietly and is reaped.
+//!
+//! A job that waits on another — the scan of the agents, a chat index's
+//! refresh — is a waiter of that job's record; when the awaited job
+//! finishes, each waiter is stepped with the outcome. A job that yields
+//! goes on the ready list, stepped once the turn's replies are on their way.
+
+use std::collections::HashMap;
+
+use slab::Slab;
+
+use crate::errors::Error;
+use crate::harness::Harness;
+use crate::ring::{Completion, Sub};
+
+use super::jobs::{refresh::Refresh, scan::Scan, Event, Job, Step};
+use super::{reply, Server, Token};
+
+/// A record's identity: its slab key and generation (a key is reused, a
+/// generation never is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Id {
+    pub key: usize,
+    pub gen: u32,
+}
+
+/// Who wants the answer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Owner {
+    Client {
+        conn: usize,
+        conn_gen: u32,
+        tag: u16,
+    },
+    /// The daemon's own job (a scan, a refresh): wanted until it finishes.
+    Internal,
+}
+
+pub(crate) struct Record {
+    owner: Owner,
+    gen: u32,
+    in_flight: u32,
+    /// Answered (or, for an internal job, finished): asserted to happen once.
+    answered: bool,
+    /// Bytes charged to the owner's connection until the record is reaped.
+    charge: usize,
+    /// A walk that reserved a fid in the fid caps until it lands.
+    reserved_fid: bool,
+    /// Records waiting for this one to finish.
+    waiters: Vec<Id>,
+    job: Job,
+}
+
+/// A transcript a refresh reads: its harness and path beneath the base.
+pub(crate) type TranscriptKey = (Harness, Vec<u8>);
+
+#[derive(Default)]
+pub(crate) struct Reqs {
+    slab: Slab<Record>,
+    next_gen: u32,
+    /// The scan of the agents in flight, if one is.
+    scan: Option<Id>,
+    /// The refresh in flight for each transcript.
+    refreshes: HashMap<TranscriptKey, Id>,
+    /// Records that yielded, stepped next turn.
+    ready: Vec<Id>,
+}
+
+impl Reqs {
+    fn insert(&mut self, owner: Owner, job: Job, charge: usize, reserved_fid: bool) -> Id {
+        self.next_gen = self.next_gen.wrapping_add(1);
+        let gen = self.next_gen;
+        let rec = Record { owner, gen, in_flight: 0, answered: false, charge, reserved_fid, waiters: Vec::new(), job };
+        Id { key: self.slab.insert(rec), gen }
+    }
+
+    fn get(&self, id: Id) -> Option<&Record> {
+        self.slab.get(id.key).filter(|r| r.gen == id.gen)
+    }
+
+    /// Records alive, and records that yielded for the next turn.
+    pub(crate) fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+}
+
+impl Server {
+    /// Park a client's request: a record, its tag in the connection's
+    /// table, and its job's first step.
+    pub(super) fn park(&mut self, idx: usize, tag: u16, job: Job) {
+        let (charge, reserved) = (job.charge(), job.reserves_fid());
+        let conn = &mut self.conns[idx];
+        conn.charged += charge;
+        if reserved {
+            conn.fids_reserved += 1;
+            self.world.fids_total += 1;
+        }
+        let owner = Owner::Client { conn: idx, conn_gen: conn.gen, tag };
+        let id = self.reqs.insert(owner, job, charge, reserved);
+        self.conns[idx].parked.insert(tag, id.key);
+        self.step(id, Event::Start);
+    }
+
+    /// Start a job of the daemon's own, with `waiter` waiting on it.
+    fn start_internal(&mut self, job: Job, waiter: Id) -> Id {
+        let id = self.reqs.insert(Owner::Internal, job, 0, false);
+        self.reqs.slab[id.key].waiters.push(waiter);
+        id
+    }
+
+    /// The one route from the ring to a job.
+    pub(super) fn on_op(&mut self, key: usize, gen: u32, op: u32, mut c: Completion<Token>) {
+        self.world.job_ops -= 1;
+        let id = Id { key, gen };
+        let Some(rec) = self.reqs.slab.get_mut(key).filter(|r| r.gen == gen) else {
+            // A record is reaped only once its operations are back.
+            log::error!("a completion outlived its request (op {op})");
+            return;
+        };
+        rec.in_flight -= 1;
+        let (answered, pinned) = (rec.answered, rec.job.pinned());
+        if answered || !(self.wanted(id) || pinned) {
+            if let Some(fd) = c.fd.take() {
+                self.world.ring.submit(Token::Discard, Sub::Close { fd });
+            }
+            return self.reap_if_done(id);
+        }
+        self.step(id, Event::Done(op, c));
+    }
+
+    /// Step the job of `id` with `ev`, and do what it says.
+    fn step(&mut self, id: Id, ev: Event) {
+        let Some(rec) = self.reqs.slab.get_mut(id.key).filter(|r| r.gen == id.gen) else { return };
+        let mut cx = self.world.cx(id.key, id.gen, &mut rec.in_flight);
+        let step = rec.job.step(ev, &mut cx);
+        self.settle(id, step);
+    }
+
+    fn settle(&mut self, id: Id, step: Step) {
+        match step {
+            Step::Wait => {}
+            Step::Yield => self.reqs.ready.push(id),
+            Step::WaitScan => self.wait_scan(id),
+            Step::WaitChat { slot, gen } => self.wait_chat(id, slot, gen),
+            Step::Answer(result) => self.answer(id, result),
+            Step::Finished(ev) => self.finish(id, ev),
+        }
+        self.reap_if_done(id);
+    }
+
+    /// Is the answer still wanted: for a client, does its tag still name
+    /// this record on a live connection; for the daemon, is it unfinished?
+    fn wanted(&self, id: Id) -> bool {
+        let Some(rec) = self.reqs.get(id) else { return false };
+        match rec.owner {
+            Owner::Internal => !rec.answered,
+            Owner::Client { conn, conn_gen, tag } => {
+                self.conns.get(conn).is_some_and(|c| c.gen == conn_gen && c.parked.get(&tag) == Some(&id.key))
+            }
+        }
+    }
+
+    /// The one place a request is answered.
+    fn answer(&mut self, id: Id, result: Result<super::jobs::Reply, Error>) {
+        let wanted = self.wanted(id);
+        let rec = &mut self.reqs.slab[id.key];
+        assert!(!rec.answered, "a request is answered exactly once");
+        rec.answered = true;
+        let Owner::Client { conn, tag, .. } = rec.owner else {
+            unreachable!("a job of the daemon's own finishes, it does not answer")
+        };
+        if !wanted {
+            return reply::discard(&mut self.world, result);
+        }
+        let c = &mut self.conns[conn];
+        c.parked.remove(&tag);
+        reply::deliver(&mut self.world, c, tag, result);
+        self.dirty.push(conn);
+    }
+
+    /// A job of the daemon's own is over: wake whoever waited on it.
+    fn finish(&mut self, id: Id, ev: super::jobs::Wake) {
+        let rec = &mut self.reqs.slab[id.key];
+        assert!(!rec.answered, "a job finishes exactly once");
+        rec.answered = true;
+        let waiters = std::mem::take(&mut rec.waiters);
+        match &rec.job {
+            Job::Scan(_) => self.reqs.scan = None,
+            Job::Refresh(r) => {
+                self.reqs.refreshes.remove(r.key());
+            }
+            _ => {}
+        }
+        for w in waiters {
+            self.step(w, ev.into());
+        }
+    }
+
+    /// Drop the record once nothing more can happen to it: answered (or
+    /// unwanted, and not pinned) with its last operation back.
+    fn reap_if_done(&mut self, id: Id) {
+        let Some(rec) = self.reqs.get(id) else { return };
+        let over = rec.answered || !(self.wanted(id) || rec.job.pinned());
+        if rec.in_flight > 0 || !over || !rec.waiters.is_empty() {
+            return;
+        }
+        let rec = self.reqs.slab.remove(id.key);
+        if let Owner::Client { conn, conn_gen, .. } = rec.owner {
+            if let Some(c) = self.conns.get_mut(conn).filter(|c| c.gen == conn_gen) {
+                c.charged -= rec.charge;
+                if rec.reserved_fid {
+                    c.fids_reserved -= 1;
+                }
+                self.dirty.push(conn);
+            }
+        }
+        if rec.reserved_fid {
+            self.world.fids_total -= 1;
+        }
+        let mut none = 0;
+        rec.job.release(&mut self.world.cx(id.key, id.gen, &mut none));
+    }
+
+    /// Records whose tags a Tflush, a Tversion or a hang-up removed: those
+    /// with nothing in flight and nothing to wait for go now.
+    pub(super) fn forget(&mut self, keys: Vec<usize>) {
+        for key in keys {
+            if let Some(gen) = self.reqs.slab.get(key).map(|r| r.gen) {
+                self.reap_if_done(Id { key, gen });
+            }
+        }
+    }
+
+    /// Park `id` until the next scan of the agents lands, starting one
+    /// unless one runs.
+    fn wait_scan(&mut self, id: Id) {
+        if let Some(scan) = self.reqs.scan.filter(|s| self.reqs.get(*s).is_some()) {
+            return self.reqs.slab[scan.key].waiters.push(id);
+        }
+        let scan = self.start_internal(Job::Scan(Scan::default()), id);
+        self.reqs.scan = Some(scan);
+        self.step(scan, Event::Start);
+    }
+
+    /// Park `id` until the chat index of agent (`slot`, `gen`) is fresh,
+    /// sharing the refresh of its transcript with anyone else reading it.
+    fn wait_chat(&mut self, id: Id, slot: u32, gen: u32) {
+        let Some(refresh) = Refresh::for_agent(&self.world, slot, gen) else {
+            return self.step(id, Event::Refreshed(Err(Error::NotFound)));
+        };
+        if let Some(r) = self.reqs.refreshes.get(refresh.key()).copied().filter(|r| self.reqs.get(*r).is_some()) {
+            return self.reqs.slab[r.key].waiters.push(id);
+        }
+        let key = refresh.key().clone();
+        let r = self.start_internal(Job::Refresh(Box::new(refresh)), id);
+        self.reqs.refreshes.insert(key, r);
+        self.step(r, Event::Start);
+    }
+
+    /// Step every record that yielded last turn (one slice each); those
+    /// nobody wants any more are reaped instead.
+    pub(super) fn run_ready(&mut self) {
+        for id in std::mem::take(&mut self.reqs.ready) {
+            let Some(rec) = self.reqs.get(id) else { continue };
+            if rec.answered || !(self.wanted(id) || rec.job.pinned()) {
+                self.reap_if_done(id);
+                continue;
+            }
+            self.step(id, Event::Resume);
+        }
+    }
+}

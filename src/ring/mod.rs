@@ -48,6 +48,12 @@ use slab::Slab;
 /// (`push`), so this bounds a batch, not what can be in flight.
 pub const RING_ENTRIES: u32 = 256;
 
+/// Reads this large or larger run on a kernel worker (`IOSQE_ASYNC`): a
+/// page-cache read of a megabyte takes a few hundred microseconds to copy,
+/// which inline would be spent inside the loop's submit. Smaller reads
+/// (records, heads, tails) are cheaper inline than a worker's hand-off.
+pub const READ_ASYNC_BYTES_MIN: usize = 64 * 1024;
+
 /// What to ask the kernel for. Each variant hands over what the kernel
 /// will touch; it comes back in the `Completion`.
 pub enum Sub {
@@ -125,7 +131,8 @@ pub struct Ring<T> {
 
 impl<T> Ring<T> {
     pub fn new(entries: u32) -> io::Result<Self> {
-        Ok(Ring { uring: IoUring::new(entries)?, ops: Slab::new(), completed: VecDeque::new(), lost: false })
+        let uring = IoUring::new(entries)?;
+        Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 
     /// Operations submitted and not yet completed.
@@ -401,7 +408,15 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             // exactly the count it reports.
             let spare = op.buf.spare_capacity_mut();
             debug_assert!(spare.len() >= len as usize);
-            opcode::Read::new(types::Fd(fd), spare.as_mut_ptr().cast::<u8>(), len).offset(offset).build()
+            let entry = opcode::Read::new(types::Fd(fd), spare.as_mut_ptr().cast::<u8>(), len).offset(offset).build();
+            // A large read is copied by a kernel worker, not inline while
+            // the loop submits: the loop's turn stays short however many
+            // megabytes clients read, and others' requests go on.
+            if len as usize >= READ_ASYNC_BYTES_MIN {
+                entry.flags(squeue::Flags::ASYNC)
+            } else {
+                entry
+            }
         }
         Sub::Close { fd } => {
             let raw = fd.as_raw_fd();

@@ -3,9 +3,11 @@
 //! A connection owns two buffers that take turns with the ring. `rbuf`
 //! holds received bytes until they make whole messages; while a recv is in
 //! flight the ring holds it (`rbuf` is then empty and `recv_armed` set).
-//! Replies are encoded straight into `outq`; when no send is in flight,
-//! `outq` is handed to the ring as a send and the spare buffer takes its
-//! place, so a reply is never copied and a partial send just continues.
+//! Replies are encoded straight into `outq`; a read's reply, already whole
+//! in the buffer its pread filled, is queued as a chunk of its own
+//! (`chunks`) rather than copied. When no send is in flight the oldest
+//! chunk (or `outq`) is handed to the ring as a send, so a reply is never
+//! copied and a partial send just continues.
 //!
 //! Back-pressure is the rule that keeps a slow client from costing anyone
 //! else: a connection stops decoding requests — and so stops being read —
@@ -34,11 +36,15 @@ pub(crate) const BUF_KEEP_BYTES_MAX: usize = 64 * 1024;
 /// Requests parked (waiting on I/O or an event) per connection; past it the
 /// connection stops being read until one is answered.
 pub(crate) const REQS_PARKED_MAX: usize = 64;
-/// A connection's byte budget is this many msizes: two reads of a whole
-/// msize in flight at once, which keeps a kernel mount's read-ahead busy.
-pub(crate) const BUDGET_MSIZES: usize = 2;
+/// A connection's byte budget is this many msizes: one read of a whole
+/// msize in flight (a page-cache read of a megabyte is back in well under a
+/// millisecond, so one at a time still reads at memory speed), and a
+/// never-reading client holds at most two msizes (the budget, and the one
+/// request that may overshoot it).
+pub(crate) const BUDGET_MSIZES: usize = 1;
 /// ... and at least this, so a connection with a small msize may still
-/// have several reads in flight (a kernel mount's default msize is 128 KiB).
+/// have several reads in flight (a kernel mount's default msize is 128 KiB,
+/// and its read-ahead sends several).
 pub(crate) const BUDGET_BYTES_MIN: usize = 1 << 20;
 
 /// Where a connection is in its life.
@@ -117,6 +123,10 @@ pub(crate) struct Conn {
     pub rlen: usize,
     pub recv_armed: bool,
     pub outq: Vec<u8>,
+    /// Whole replies waiting to be sent before what `outq` holds now, in
+    /// order, and their bytes.
+    pub chunks: std::collections::VecDeque<Vec<u8>>,
+    pub chunk_bytes: usize,
     pub spare: Vec<u8>,
     pub sending: bool,
     /// The bytes of the buffer in flight, and those of it already sent (a
@@ -151,6 +161,8 @@ impl Conn {
             rlen: 0,
             recv_armed: false,
             outq: Vec::new(),
+            chunks: Default::default(),
+            chunk_bytes: 0,
             spare: Vec::new(),
             sending: false,
             send_len: 0,
@@ -173,7 +185,32 @@ impl Conn {
     /// The bytes it holds now: replies queued, the send in flight, and its
     /// parked reads' buffers.
     pub(crate) fn held_bytes(&self) -> usize {
-        self.outq.len() + self.send_len + self.charged
+        self.outq.len() + self.chunk_bytes + self.send_len + self.charged
+    }
+
+    /// Queue a whole reply of its own, after everything queued before it.
+    pub(crate) fn push_chunk(&mut self, reply: Vec<u8>) {
+        if !self.outq.is_empty() {
+            let small = std::mem::replace(&mut self.outq, std::mem::take(&mut self.spare));
+            self.chunk_bytes += small.len();
+            self.chunks.push_back(small);
+        }
+        self.chunk_bytes += reply.len();
+        self.chunks.push_back(reply);
+    }
+
+    /// Is anything waiting to be sent?
+    pub(crate) fn has_unsent(&self) -> bool {
+        !self.chunks.is_empty() || !self.outq.is_empty()
+    }
+
+    /// The next buffer to send, oldest first.
+    pub(crate) fn next_send(&mut self) -> Option<Vec<u8>> {
+        if let Some(c) = self.chunks.pop_front() {
+            self.chunk_bytes -= c.len();
+            return Some(c);
+        }
+        (!self.outq.is_empty()).then(|| std::mem::replace(&mut self.outq, std::mem::take(&mut self.spare)))
     }
 
     /// May the next request be decoded now? Not while the bytes it holds

@@ -53,6 +53,12 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 /// How often connections still owing their Tversion are looked at: the
 /// deadline is kept to within this.
 const VERSION_SWEEP: Duration = Duration::from_millis(250);
+/// Connections past which a burst is worth giving memory back after: once
+/// at least this many have been open and half of them have gone, the
+/// allocator's free pages are returned to the system (`malloc_trim`), so
+/// a thousand clients that came and went do not leave their buffers'
+/// worth of heap behind.
+const TRIM_AFTER_CONNS: usize = 64;
 /// The bytes of one `signalfd_siginfo`.
 const SIGINFO_BYTES: usize = 128;
 
@@ -127,6 +133,8 @@ pub struct Server {
     /// that did it, never from inside another handler.
     dirty: Vec<usize>,
     sweep_armed: bool,
+    /// The most connections open since memory was last given back.
+    conns_peak: usize,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -149,6 +157,7 @@ impl Server {
             fids_total: 0,
             refusals: Default::default(),
             moving: Default::default(),
+            turn_read_bytes: 0,
         };
         Ok(Server {
             world,
@@ -157,6 +166,7 @@ impl Server {
             conns: Slab::new(),
             dirty: Vec::new(),
             sweep_armed: false,
+            conns_peak: 0,
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -180,6 +190,7 @@ impl Server {
             // Work that yielded waits: take what is there, don't sleep.
             let min = usize::from(!self.reqs.has_ready());
             self.world.ring.wait_for(&mut done, min)?;
+            self.world.turn_read_bytes = 0;
             for c in done.drain(..) {
                 self.complete(c);
                 self.pump_dirty();
@@ -262,6 +273,7 @@ impl Server {
         let id = self.next_id;
         self.next_id += 1;
         let idx = self.conns.insert(Conn::new(fd, gen, id, self.world.cfg.msize));
+        self.conns_peak = self.conns_peak.max(self.conns.len());
         log::debug!("conn {id}: accepted");
         self.arm_sweep();
         self.arm_recv(idx);
@@ -347,10 +359,10 @@ impl Server {
                 return self.begin_close(idx);
             }
             let Some(conn) = self.conns.get(idx).filter(|c| c.phase != Phase::Closing) else { return };
-            let queued = conn.outq.len();
+            let queued = conn.held_bytes();
             self.flush_send(idx);
             let conn = &self.conns[idx];
-            let freed = queued > 0 && conn.outq.is_empty();
+            let freed = conn.held_bytes() < queued;
             if !(freed && conn.can_take_request() && conn.rstart < conn.rlen) {
                 break;
             }
@@ -413,11 +425,11 @@ impl Server {
 
     fn flush_send(&mut self, idx: usize) {
         let conn = &mut self.conns[idx];
-        if conn.sending || conn.outq.is_empty() || conn.phase == Phase::Closing {
+        if conn.sending || !conn.has_unsent() || conn.phase == Phase::Closing {
             return;
         }
         let Some(fd) = conn.fd.as_ref().map(|f| f.as_raw_fd()) else { return };
-        let buf = std::mem::replace(&mut conn.outq, std::mem::take(&mut conn.spare));
+        let Some(buf) = conn.next_send() else { return };
         conn.sending = true;
         conn.send_off = 0;
         conn.send_len = buf.len();
@@ -482,6 +494,11 @@ impl Server {
         }
         if conn.only_one {
             self.stop();
+        }
+        if self.conns_peak >= TRIM_AFTER_CONNS && self.conns.len() * 2 <= self.conns_peak {
+            self.conns_peak = self.conns.len();
+            // SAFETY: malloc_trim only returns free heap pages to the system.
+            unsafe { libc::malloc_trim(0) };
         }
     }
 

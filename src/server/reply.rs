@@ -69,7 +69,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             if trace {
                 eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - 11);
             }
-            conn.outq.extend_from_slice(&bytes);
+            conn.push_chunk(bytes);
         }
     }
 }

@@ -58,6 +58,8 @@ pub(crate) struct World {
     /// Agents a move is under way for: each entry lives as long as the
     /// move's record (`jobs::moves`).
     pub moving: std::collections::HashSet<(u32, u32)>,
+    /// Bytes of file reads jobs started this turn of the loop.
+    pub turn_read_bytes: usize,
 }
 
 impl World {
@@ -72,6 +74,7 @@ impl World {
             cfg: &self.cfg,
             real: &mut self.real,
             moving: &mut self.moving,
+            turn_read_bytes: &mut self.turn_read_bytes,
         }
     }
 

@@ -40,7 +40,8 @@ impl ChatRead {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         match ev {
-            Event::Start => self.start(cx),
+            Event::Start | Event::Resume if !cx.admit_read(self.count as usize) => Step::Yield,
+            Event::Start | Event::Resume => self.start(cx),
             Event::Done(_, c) if c.result < 0 => fail(Error::Io),
             Event::Done(_, c) => self.render(cx, &c.buf),
             _ => Step::Wait,

@@ -59,6 +59,12 @@ use super::{Config, Held, RealPaths, Token};
 /// piling into the kernel. Connections' own receives and sends are not
 /// counted: they are bounded by the connection cap.
 pub(crate) const JOB_OPS_MAX: usize = 4096;
+/// Bytes of file reads jobs may start in one turn of the loop. A burst of
+/// clients each asking a megabyte would otherwise put a hundred megabytes
+/// of copying and page faults in flight at once, and every other client's
+/// next step would wait behind it; past this, a read waits for the next
+/// turn, so a burst is spread over turns and a stat slips in between.
+pub(crate) const TURN_READ_BYTES_MAX: usize = 1 << 20;
 
 /// What happened to a job.
 pub(crate) enum Event {
@@ -216,6 +222,20 @@ pub(crate) struct Cx<'a> {
     pub real: &'a mut RealPaths,
     /// Agents a move is under way for (a second move of one is refused).
     pub moving: &'a mut std::collections::HashSet<(u32, u32)>,
+    /// Bytes of file reads started this turn (`TURN_READ_BYTES_MAX`).
+    pub turn_read_bytes: &'a mut usize,
+}
+
+impl Cx<'_> {
+    /// May a read of `len` bytes start this turn? The first read of a turn
+    /// always may, so one larger than the budget still runs.
+    pub(crate) fn admit_read(&mut self, len: usize) -> bool {
+        let admitted = *self.turn_read_bytes == 0 || *self.turn_read_bytes + len <= TURN_READ_BYTES_MAX;
+        if admitted {
+            *self.turn_read_bytes += len;
+        }
+        admitted
+    }
 }
 
 /// The ring as a job sees it: every operation carries the job's token and

@@ -36,7 +36,10 @@ impl Read {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         match ev {
-            Event::Start => {
+            Event::Start | Event::Resume => {
+                if !cx.admit_read(self.count as usize) {
+                    return Step::Yield;
+                }
                 let fd = self.file.as_ref().expect("held until released").as_raw_fd();
                 let mut buf = Vec::with_capacity(self.charge());
                 proto::rread_begin(&mut buf, self.tag);

@@ -213,6 +213,9 @@ impl Refresh {
             return self.done(cx, Ok(()));
         }
         let len = (self.size - covered).min(self.window as u64) as usize;
+        if !cx.admit_read(len) {
+            return Step::Yield;
+        }
         self.read = Some((covered, Vec::new()));
         self.read_at(cx, OP_WINDOW, covered, len);
         Step::Wait

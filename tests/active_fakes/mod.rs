@@ -268,7 +268,12 @@ pub struct FakeProc {
 
 impl FakeProc {
     pub fn new(scratch: &Scratch) -> FakeProc {
-        let dir = scratch.root.join("proc");
+        FakeProc::at(scratch.root.join("proc"))
+    }
+
+    /// A fixture `<proc>` at `dir` (the kernel test builds one at the
+    /// path it will have inside its guest).
+    pub fn at(dir: PathBuf) -> FakeProc {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("stat"), format!("cpu  1 2 3 4\nbtime {FAKE_BTIME}\n")).unwrap();
         fs::write(dir.join("locks"), b"").unwrap();

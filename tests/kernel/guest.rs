@@ -1,0 +1,309 @@
+//! The guest: its initramfs, assembled in a staging directory and written
+//! as one newc archive, and its run under `qemu-system-x86_64`.
+//!
+//! The initramfs holds `/init` (`init.sh`), busybox, the 9agents binary
+//! this test run built with the shared libraries `ldd` names for it, the
+//! probe (`probe.c`, compiled `gcc -static`), the 9p modules and the
+//! fixture worlds. The guest has no network device, its kernel console is
+//! the serial port on qemu's stdio, and it powers itself off: qemu runs
+//! with `-no-reboot`, so a kernel panic ends the run as well.
+//!
+//! KVM is used when `/dev/kvm` opens and works. "Works" is not something
+//! an open can tell (on our CI machine the device exists and a KVM guest
+//! never runs), so a KVM boot that has not reached `/init` within
+//! `KVM_INIT_DEADLINE` is killed, remembered in the cache as hanging, and
+//! the run starts over under TCG. `NINEAGENTS_GUEST_ACCEL=tcg|kvm` decides
+//! instead.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::cpio;
+use crate::fixture::Stage;
+use crate::kit::{run, Kit};
+
+/// The guest's memory: the initramfs (~40 MB) unpacks into it, and the
+/// kernel's caches of 40,000 dentries live there.
+const GUEST_MEMORY_MIB: u32 = 1024;
+/// One vCPU: under TCG a second one makes every 9P round trip a
+/// cross-CPU wake-up, and an `ls -l` of 2,000 entries 1.5 times slower.
+/// The parallel readers still interleave on it.
+const GUEST_CPUS: u32 = 1;
+/// A KVM guest reaches `/init` in about a second; past this it is hung.
+const KVM_INIT_DEADLINE: Duration = Duration::from_secs(20);
+/// How long a whole run may take before the guest is called stuck. The
+/// checks take about 70 s under TCG on a 2-core machine while the heavy
+/// listings fail early, and should take about 6 minutes once they list
+/// whole (an `ls -l` entry costs about 3 ms).
+pub const RUN_DEADLINE: Duration = Duration::from_secs(900);
+/// The line `/init` prints first.
+const INIT_LINE: &str = "9agents-guest: init at";
+/// The line `/init` prints last, before powering off.
+pub const DONE_LINE: &str = "9agents-guest: done";
+
+/// What the guest does after setting up (`/fx/mode`).
+pub enum Mode {
+    Checks,
+    Shell,
+    Cmd(String),
+}
+
+/// Build the initramfs from `stage` (the fixture worlds already in it)
+/// into `out`.
+pub fn initramfs(stage: &Stage, kit: &Kit, bin: &Path, probe: &Path, mode: &Mode, out: &Path) -> Result<(), String> {
+    stage.write("/init", include_bytes!("init.sh"));
+    set_mode(&stage.host("/init"), 0o755);
+    install(stage, &kit.busybox, "/bin/busybox")?;
+    install(stage, bin, "/bin/9agents")?;
+    install(stage, probe, "/bin/probe")?;
+    for lib in shared_libraries(bin)? {
+        install(stage, Path::new(&lib), &lib)?;
+    }
+    let mut order = String::new();
+    for m in &kit.modules {
+        let name = m.file_name().unwrap().to_str().unwrap();
+        install(stage, m, &format!("/lib/modules/guest/{name}"))?;
+        order.push_str(name);
+        order.push('\n');
+    }
+    stage.write("/lib/modules/guest/order", order.as_bytes());
+    let (mode_word, cmd) = match mode {
+        Mode::Checks => ("checks", ""),
+        Mode::Shell => ("shell", ""),
+        Mode::Cmd(c) => ("cmd", c.as_str()),
+    };
+    stage.write("/fx/mode", mode_word.as_bytes());
+    stage.write("/fx/cmd", cmd.as_bytes());
+    for dir in ["/proc", "/sys", "/dev", "/run", "/tmp", "/mnt"] {
+        stage.mkdir(dir);
+    }
+    let file = fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut w = cpio::Writer::new(std::io::BufWriter::new(file));
+    w.tree(&stage.root).map_err(|e| format!("cpio: {e}"))?;
+    // The console the kernel opens for /init before devtmpfs is mounted.
+    w.char_device("dev/console", 0o600, 5, 1).map_err(|e| format!("cpio: {e}"))?;
+    w.finish().map_err(|e| format!("cpio: {e}"))?;
+    Ok(())
+}
+
+fn install(stage: &Stage, from: &Path, guest: &str) -> Result<(), String> {
+    let to = stage.host(guest);
+    fs::create_dir_all(to.parent().unwrap()).map_err(|e| e.to_string())?;
+    fs::copy(from, &to).map_err(|e| format!("copy {} into the guest: {e}", from.display()))?;
+    set_mode(&to, 0o755);
+    Ok(())
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The absolute paths `ldd` says `bin` loads (the loader included).
+fn shared_libraries(bin: &Path) -> Result<Vec<String>, String> {
+    let out = run(Command::new("ldd").arg(bin))?;
+    let libs: Vec<String> = out
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let path = l.split_once("=> ").map_or(l, |(_, p)| p);
+            path.split_whitespace().next().filter(|p| p.starts_with('/')).map(str::to_owned)
+        })
+        .collect();
+    if libs.is_empty() {
+        return Err(format!("ldd {} named no library: {out}", bin.display()));
+    }
+    Ok(libs)
+}
+
+/// `gcc -static` the probe into `out`.
+pub fn compile_probe(out: &Path) -> Result<(), String> {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernel/probe.c");
+    run(Command::new("gcc").args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o"]).arg(out).arg(src))
+        .map_err(|e| format!("gcc -static of tests/kernel/probe.c failed (is libc6-dev installed?): {e}"))?;
+    Ok(())
+}
+
+/// The daemon the guest runs: a release build of this source, made with
+/// its own target directory under `cache` (the outer `cargo test` may hold
+/// the lock of its own). Under TCG an unoptimized daemon is what an
+/// `ls -l` of a large chat waits for: 2,000 chat entries take 18 s with
+/// the test profile's binary and 6 s with this one.
+pub fn release_binary(cache: &Path) -> Result<PathBuf, String> {
+    let target = cache.join("cargo");
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    let status = Command::new(cargo)
+        .args(["build", "--release", "--quiet", "--bin", "9agents", "--manifest-path"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .map_err(|e| format!("{cargo} build --release: {e}"))?;
+    if !status.success() {
+        return Err(format!("{cargo} build --release of 9agents: {status}"));
+    }
+    Ok(target.join("release/9agents"))
+}
+
+/// `qemu-system-x86_64`, if it runs.
+pub fn qemu_present() -> Result<(), String> {
+    run(Command::new("qemu-system-x86_64").arg("--version"))
+        .map(|_| ())
+        .map_err(|e| format!("qemu-system-x86_64 is missing (apt-get install qemu-system-x86): {e}"))
+}
+
+/// One finished run: every console line, and when `/init` started.
+pub struct Run {
+    pub lines: Vec<String>,
+    pub accel: &'static str,
+    /// From qemu's start to `/init`'s first line.
+    pub boot: Duration,
+    pub total: Duration,
+}
+
+/// Boot the guest on `initrd` and collect its console until it powers off.
+/// `echo` gets each line as it arrives. In `Mode::Shell` the console is
+/// the test's own terminal and nothing is collected.
+pub fn boot(kit: &Kit, initrd: &Path, cache: &Path, mode: &Mode, echo: &dyn Fn(&str)) -> Result<Run, String> {
+    let hangs = cache.join("kvm-hangs");
+    let kvm = match std::env::var("NINEAGENTS_GUEST_ACCEL").as_deref() {
+        Ok("kvm") => true,
+        Ok("tcg") => false,
+        Ok(other) => return Err(format!("NINEAGENTS_GUEST_ACCEL={other}: expected kvm or tcg")),
+        Err(_) => !hangs.exists() && fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok(),
+    };
+    if let Mode::Shell = mode {
+        let status = qemu(kit, initrd, accel(kvm)).status().map_err(|e| format!("qemu: {e}"))?;
+        let lines = vec![format!("qemu exited: {status}")];
+        return Ok(Run { lines, accel: accel(kvm), boot: Duration::ZERO, total: Duration::ZERO });
+    }
+    if kvm {
+        match collect(kit, initrd, "kvm", Some(KVM_INIT_DEADLINE), echo)? {
+            Some(run) => return Ok(run),
+            None => {
+                eprintln!("kernel test: a KVM guest did not reach /init in {KVM_INIT_DEADLINE:?}: using TCG (remembered in {})", hangs.display());
+                let _ = fs::write(&hangs, "a KVM guest hung before /init; remove this file to try KVM again\n");
+            }
+        }
+    }
+    collect(kit, initrd, "tcg", None, echo)?.ok_or_else(|| "the TCG guest never reached /init".to_string())
+}
+
+fn accel(kvm: bool) -> &'static str {
+    if kvm {
+        "kvm"
+    } else {
+        "tcg"
+    }
+}
+
+fn qemu(kit: &Kit, initrd: &Path, accel: &str) -> Command {
+    let mut cmd = Command::new("qemu-system-x86_64");
+    cmd.args(["-accel", accel, "-m", &GUEST_MEMORY_MIB.to_string(), "-smp", &GUEST_CPUS.to_string()])
+        .arg("-kernel")
+        .arg(&kit.vmlinuz)
+        .arg("-initrd")
+        .arg(initrd)
+        .args(["-append", "console=ttyS0 panic=-1 quiet loglevel=4"])
+        .args(["-nic", "none", "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"]);
+    if accel == "kvm" {
+        cmd.args(["-cpu", "host"]);
+    }
+    cmd
+}
+
+/// Run qemu, reading its console into lines. `None` when `init_deadline`
+/// passed before `/init` spoke (the guest is killed).
+fn collect(
+    kit: &Kit,
+    initrd: &Path,
+    accel: &'static str,
+    init_deadline: Option<Duration>,
+    echo: &dyn Fn(&str),
+) -> Result<Option<Run>, String> {
+    let start = Instant::now();
+    let mut cmd = qemu(kit, initrd, accel);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = Guard(cmd.spawn().map_err(|e| format!("qemu: {e}"))?);
+    let (tx, rx) = mpsc::channel();
+    for pipe in [
+        child.0.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        child.0.stderr.take().map(|p| Box::new(p) as _),
+    ] {
+        let tx = tx.clone();
+        let pipe = pipe.unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).split(b'\n') {
+                let Ok(line) = line else { break };
+                let text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
+                if tx.send(text).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    drop(tx);
+    let (mut lines, mut boot) = (Vec::new(), None);
+    loop {
+        let limit = match (boot, init_deadline) {
+            (None, Some(d)) => d,
+            _ => RUN_DEADLINE,
+        };
+        let left = limit.checked_sub(start.elapsed()).unwrap_or_default();
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                if boot.is_none() && line.contains(INIT_LINE) {
+                    boot = Some(start.elapsed());
+                }
+                echo(&line);
+                lines.push(line);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) if boot.is_none() && init_deadline.is_some() => return Ok(None),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+                return Err(format!("the guest ran past {RUN_DEADLINE:?} and was killed; its last lines:\n{tail}"));
+            }
+        }
+    }
+    let status = child.0.wait().map_err(|e| e.to_string())?;
+    let boot = boot.ok_or_else(|| format!("qemu ({status}) never reached /init:\n{}", lines.join("\n")))?;
+    Ok(Some(Run { lines, accel, boot, total: start.elapsed() }))
+}
+
+/// qemu, killed and reaped if the run is abandoned.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Keep the last run's initramfs and console beside the kit, with the
+/// command that boots it again by hand.
+pub fn keep_last(cache: &Path, kit: &Kit, initrd: &Path, console: &[String]) -> PathBuf {
+    let dir = cache.join("last");
+    let _ = fs::create_dir_all(&dir);
+    let kept = dir.join("initramfs.cpio");
+    let _ = fs::rename(initrd, &kept).or_else(|_| fs::copy(initrd, &kept).map(|_| ()));
+    let _ = fs::write(dir.join("console.log"), console.join("\n") + "\n");
+    let script = format!(
+        "#!/bin/sh\n# Boot the kernel test's last guest again (its /fx/mode is the one that run had).\n\
+         exec qemu-system-x86_64 -accel ${{ACCEL:-tcg}} -m {GUEST_MEMORY_MIB} -smp {GUEST_CPUS} -kernel {} -initrd {} \\\n  \
+         -append 'console=ttyS0 panic=-1 quiet loglevel=4' -nic none -display none -serial stdio -monitor none -no-reboot\n",
+        kit.vmlinuz.display(),
+        kept.display()
+    );
+    let run = dir.join("run.sh");
+    let _ = fs::File::create(&run).and_then(|mut f| f.write_all(script.as_bytes()));
+    set_mode(&run, 0o755);
+    dir
+}

@@ -36,7 +36,11 @@ use crate::errors::Error;
 use crate::harness::Harness;
 use crate::ring::{Completion, Sub};
 
-use super::jobs::{refresh::Refresh, scan::Scan, Event, Job, Step};
+use super::jobs::{
+    refresh::{Refresh, CHAT_FRESH_FOR},
+    scan::Scan,
+    Event, Job, Step,
+};
 use super::{reply, Server, Token};
 
 /// A record's identity: its slab key and generation (a key is reused, a
@@ -87,6 +91,8 @@ pub(crate) struct Reqs {
     refreshes: HashMap<TranscriptKey, Id>,
     /// Records that yielded, stepped next turn.
     ready: Vec<Id>,
+    /// Where each transcript's last refresh left its index, and when.
+    refreshed: HashMap<TranscriptKey, (crate::chat::pool::ChatRef, std::time::Instant)>,
 }
 
 impl Reqs {
@@ -168,7 +174,7 @@ impl Server {
             Step::Wait => {}
             Step::Yield => self.reqs.ready.push(id),
             Step::WaitScan => self.wait_scan(id),
-            Step::WaitChat { slot, gen } => self.wait_chat(id, slot, gen),
+            Step::WaitChat { slot, gen, recent } => self.wait_chat(id, slot, gen, recent),
             Step::Answer(result) => self.answer(id, result),
             Step::Finished(ev) => self.finish(id, ev),
         }
@@ -215,6 +221,14 @@ impl Server {
             Job::Scan(_) => self.reqs.scan = None,
             Job::Refresh(r) => {
                 self.reqs.refreshes.remove(r.key());
+                match ev {
+                    super::jobs::Wake::Refreshed(Ok(at)) => {
+                        self.reqs.refreshed.insert(r.key().clone(), (at, std::time::Instant::now()));
+                    }
+                    _ => {
+                        self.reqs.refreshed.remove(r.key());
+                    }
+                }
             }
             _ => {}
         }
@@ -270,11 +284,20 @@ impl Server {
     }
 
     /// Park `id` until the chat index of agent (`slot`, `gen`) is fresh,
-    /// sharing the refresh of its transcript with anyone else reading it.
-    fn wait_chat(&mut self, id: Id, slot: u32, gen: u32) {
+    /// sharing the refresh of its transcript with anyone else reading it;
+    /// with `recent`, one that landed a moment ago will do.
+    fn wait_chat(&mut self, id: Id, slot: u32, gen: u32, recent: bool) {
         let Some(refresh) = Refresh::for_agent(&self.world, slot, gen) else {
             return self.step(id, Event::Refreshed(Err(Error::NotFound)));
         };
+        let fresh = self
+            .reqs
+            .refreshed
+            .get(refresh.key())
+            .filter(|(r, at)| recent && at.elapsed() < CHAT_FRESH_FOR && self.world.chats.get(*r).is_some());
+        if let Some(&(r, _)) = fresh {
+            return self.step(id, Event::Refreshed(Ok(r)));
+        }
         if let Some(r) = self.reqs.refreshes.get(refresh.key()).copied().filter(|r| self.reqs.get(*r).is_some()) {
             return self.reqs.slab[r.key].waiters.push(id);
         }

@@ -49,7 +49,10 @@ impl ChatView {
         let r = match ev {
             Event::Refreshed(Ok(r)) => r,
             Event::Refreshed(Err(e)) => return fail(e),
-            _ => return Step::WaitChat { slot: self.slot, gen: self.gen },
+            _ => {
+                let recent = !matches!(self.what, What::OpenList(_));
+                return Step::WaitChat { slot: self.slot, gen: self.gen, recent };
+            }
         };
         let found = cx.agents.get(self.slot, self.gen).map(|a| a.found);
         let (Some(found), Some(e)) = (found, cx.chats.get(r)) else { return fail(Error::NotFound) };

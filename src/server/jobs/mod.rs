@@ -90,8 +90,12 @@ pub(crate) enum Step {
     Yield,
     /// Park it until the next scan of the agents has landed.
     WaitScan,
-    /// Park it until the agent's chat index is fresh.
-    WaitChat { slot: u32, gen: u32 },
+    /// Park it until the agent's chat index is fresh. With `recent`, an
+    /// index refreshed less than `refresh::CHAT_FRESH_FOR` ago will do: a
+    /// message, once whole, never changes, so what the index already
+    /// holds needs no new look (a kernel mount's `ls -l` asks once per
+    /// message); what it lacks, and every listing, asks afresh.
+    WaitChat { slot: u32, gen: u32, recent: bool },
     /// The request's answer.
     Answer(Result<Reply, Error>),
     /// A job of the daemon's own is over; its waiters are woken with this.

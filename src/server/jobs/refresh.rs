@@ -42,6 +42,12 @@ pub(crate) const CHAT_WINDOW_BYTES: usize = 256 << 10;
 /// one. Past it the index stops there and its listing answers an error.
 pub(crate) const CHAT_LINE_BYTES_MAX: usize = 256 << 20;
 
+/// How long a refresh's index counts as fresh for what it already holds
+/// (`Step::WaitChat`'s `recent`): long enough that a kernel mount's stat of
+/// every message of a 40,000-message chat shares a few refreshes, short
+/// enough that nobody sees a rewritten transcript's old messages for long.
+pub(crate) const CHAT_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The job's ops: the open's probe is op 0 (the batch's index).
 const OP_HEAD: u32 = 1;
 const OP_TAIL: u32 = 2;

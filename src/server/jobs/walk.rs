@@ -31,8 +31,10 @@ pub(crate) struct Walk {
     /// Whether this walk already waited for a rescan, and how it ended.
     scanned: bool,
     scan_error: Option<Error>,
-    /// The chat refresh this walk waited for, once it has.
+    /// The chat refresh this walk waited for, once it has, and whether it
+    /// asked for a fresh one (a name a recent index lacks may be new).
     chat: Option<Result<ChatRef, Error>>,
+    chat_forced: bool,
     stage: Stage,
 }
 
@@ -78,6 +80,7 @@ impl Walk {
             scanned: false,
             scan_error: None,
             chat: None,
+            chat_forced: false,
             stage: Stage::Stepping,
         }
     }
@@ -203,14 +206,21 @@ impl Walk {
     /// A name in `chat/`: the index (made fresh first) says which message.
     fn next_message(&mut self, cx: &mut Cx, slot: u32, gen: u32, name: &[u8]) -> Next {
         let entry = match self.chat {
-            None => return Next::Stop(Step::WaitChat { slot, gen }),
+            None => return Next::Stop(Step::WaitChat { slot, gen, recent: !self.chat_forced }),
             Some(Err(e)) if self.qids.is_empty() => return Next::Stop(Step::Answer(Err(e))),
             Some(Err(_)) => return Next::Missing,
             Some(Ok(r)) => r,
         };
         let found = cx.agents.get(slot, gen).map(|a| a.found);
+        let Some(id) = cx.chats.get(entry).and_then(|e| e.index.lookup(name)) else {
+            if self.chat_forced {
+                return Next::Missing;
+            }
+            // A recent index lacks it: it may be new, so look afresh.
+            (self.chat, self.chat_forced) = (None, true);
+            return Next::Stop(Step::WaitChat { slot, gen, recent: false });
+        };
         let Some(e) = cx.chats.get(entry) else { return Next::Missing };
-        let Some(id) = e.index.lookup(name) else { return Next::Missing };
         let Some(qid) = chat::msg_qid(found.as_ref(), e, id as u32) else { return Next::Missing };
         self.qids.push(qid);
         self.cur = Loc::Agent { slot, gen, part: Part::ChatMsg(id as u32) };

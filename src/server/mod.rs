@@ -538,9 +538,11 @@ impl Server {
     fn status(&self) -> String {
         let fids: usize = self.conns.iter().map(|(_, c)| c.fids.len()).sum();
         let parked: usize = self.conns.iter().map(|(_, c)| c.parked.len()).sum();
+        let held: usize = self.conns.iter().map(|(_, c)| c.held_bytes()).sum();
         let w = &self.world;
         format!(
-            "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} fids_total={}",
+            "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} \
+             fids_total={} held_bytes={held} job_ops={}",
             self.conns.len(),
             self.reqs.len(),
             w.ring.in_flight(),
@@ -548,6 +550,7 @@ impl Server {
             w.held.entries,
             w.tree.paths_held(),
             w.fids_total,
+            w.job_ops,
         )
     }
 

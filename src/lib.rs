@@ -10,6 +10,7 @@ pub(crate) mod active;
 pub mod chat;
 pub mod client;
 pub mod errors;
+pub(crate) mod exclude;
 pub(crate) mod facts;
 pub mod harness;
 pub(crate) mod json;

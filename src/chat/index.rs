@@ -25,7 +25,7 @@
 use super::claude;
 use super::codex;
 use super::conv::Conv;
-use super::render::Cursor;
+use super::cursor::Cursor;
 use super::scan::{Simd, Visit};
 use super::store::{Full, Msg, Store};
 use super::walk::{Rec, Walker};

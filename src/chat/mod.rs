@@ -50,6 +50,7 @@
 mod claude;
 mod codex;
 mod conv;
+mod cursor;
 mod escape;
 mod index;
 pub(crate) mod pool;

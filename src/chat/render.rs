@@ -16,13 +16,10 @@
 //! worst, six in for one out) and one more escape. Everything stays within
 //! the message's line.
 
+use super::cursor::Resume;
 use super::escape;
 use super::index::Index;
 use super::store::{Enc, Span};
-
-/// Messages whose last read position an index remembers: one per client
-/// reading a long message at once, a few clients at a time.
-pub(crate) const CURSORS: usize = 8;
 
 /// What to read for one read of a message, and where decoding resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,45 +38,6 @@ impl ReadPlan {
     /// The bytes `render` will append, given the whole stretch.
     pub fn count(&self) -> u64 {
         self.count
-    }
-}
-
-/// A point decoding can start from: in span `span` (an index into the
-/// store), file offset `input` renders the message's output from `output`
-/// on; the span's own output starts at `span_out`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Resume {
-    span: usize,
-    input: u64,
-    output: u64,
-    span_out: u64,
-}
-
-/// Where the last reads of a few messages stopped.
-pub(crate) struct Cursor {
-    slots: [(usize, Resume); CURSORS],
-    next: usize,
-}
-
-impl Default for Cursor {
-    fn default() -> Cursor {
-        let none = Resume { span: 0, input: 0, output: 0, span_out: 0 };
-        Cursor { slots: [(usize::MAX, none); CURSORS], next: 0 }
-    }
-}
-
-impl Cursor {
-    fn get(&self, id: usize) -> Option<Resume> {
-        self.slots.iter().find(|(i, _)| *i == id).map(|&(_, r)| r)
-    }
-
-    fn put(&mut self, id: usize, r: Resume) {
-        if let Some(slot) = self.slots.iter_mut().find(|(i, _)| *i == id) {
-            slot.1 = r;
-            return;
-        }
-        self.slots[self.next] = (id, r);
-        self.next = (self.next + 1) % CURSORS;
     }
 }
 

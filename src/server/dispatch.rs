@@ -69,7 +69,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
         // remove(5): the fid is clunked even when the remove fails.
         Tmsg::Remove { fid } => clunk(w, conn, fid).and(Err(Error::ReadOnly)),
         Tmsg::Write { fid, data, .. } => match conn.fids.get(&fid).map(|f| f.opened()) {
-            Some(Some(Opened::Zmx { slot, gen })) => Ok(Some(jobs::moves::Move::job(*slot, *gen, data))),
+            Some(Some(Opened::Zmx { slot, gen })) => Ok(Some(Job::Move(jobs::moves::Move::new(*slot, *gen, data)))),
             Some(_) => Err(Error::ReadOnly),
             None => Err(Error::UnknownFid),
         },

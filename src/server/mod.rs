@@ -15,17 +15,20 @@
 //! `conn` on its budget), so a client that stops reading stops being read
 //! and nobody else notices.
 
+pub(crate) mod config;
 pub(crate) mod conn;
 mod dirents;
 pub mod dispatch;
 mod jobs;
 mod limits;
 pub mod listen;
+mod ops;
 mod park;
 mod probe;
 mod reply;
 mod world;
 
+pub use config::Config;
 pub use world::LISTED_ENTRIES_MAX;
 
 use std::io;
@@ -44,6 +47,7 @@ use crate::tree::Tree;
 use conn::{Conn, Phase};
 use dispatch::After;
 use listen::Listener;
+use ops::Token;
 use world::World;
 pub(crate) use world::{Held, RealPaths};
 
@@ -61,67 +65,6 @@ const VERSION_SWEEP: Duration = Duration::from_millis(250);
 const TRIM_AFTER_CONNS: usize = 64;
 /// The bytes of one `signalfd_siginfo`.
 const SIGINFO_BYTES: usize = 128;
-
-/// Everything the command line decides for the server.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// The largest message we accept or send (`--msize`).
-    pub msize: u32,
-    /// Fids per connection (`--max-fids`), walks in flight included.
-    pub max_fids: usize,
-    /// Fids of all connections together (`--max-fids-total`).
-    pub max_fids_total: usize,
-    /// Connections at once (`--max-conns`); past it a new one is closed.
-    pub max_conns: usize,
-    /// A connection that has not finished Tversion by then is closed
-    /// (`--version-deadline`, ms).
-    pub version_deadline: Duration,
-    /// `-D`: print every message.
-    pub trace: bool,
-    /// Entries a directory may have and still be listed (`--max-dir-entries`).
-    pub max_dir_entries: usize,
-    /// Directory entries all open directory fids may hold together
-    /// (`--max-listed-entries`).
-    pub max_listed_entries: usize,
-    /// `--allow-hard-links`: serve regular files with more than one link.
-    pub allow_hard_links: bool,
-    /// `--allow-move`: a write to an agent's `zmx` moves it.
-    pub allow_move: bool,
-    /// The zmx binary (`--zmx`, else `zmx` on PATH).
-    pub zmx: std::path::PathBuf,
-    /// Where zmx sessions post themselves: `<post dir>/zmx`.
-    pub zmx_dir: std::path::PathBuf,
-    /// A move sends SIGKILL this long after SIGTERM (`--move-kill-after`, ms).
-    pub move_kill_after: Duration,
-    /// A move gives up on an agent that has not exited (`--move-give-up`, ms).
-    pub move_give_up: Duration,
-    /// A move fails if zmx has not posted by then (`--move-post-deadline`, ms).
-    pub move_post_deadline: Duration,
-    /// `--max-chats` and `--max-chat-messages`.
-    pub max_chats: usize,
-    pub max_chat_messages: usize,
-}
-
-/// Who is waiting on an operation.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Token {
-    Accept(usize),
-    AcceptRetry(usize),
-    Recv(usize, u32),
-    Send(usize, u32),
-    Signal,
-    /// The sweep of connections that owe their Tversion.
-    VersionSweep,
-    /// An operation of a parked request: its record, its generation, and
-    /// the op number its job chose.
-    Req {
-        key: usize,
-        gen: u32,
-        op: u32,
-    },
-    /// An operation nobody waits on (a close, a cancel).
-    Discard,
-}
 
 pub struct Server {
     world: World,

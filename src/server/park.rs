@@ -33,15 +33,15 @@ use std::collections::HashMap;
 use slab::Slab;
 
 use crate::errors::Error;
-use crate::harness::Harness;
 use crate::ring::{Completion, Sub};
 
 use super::jobs::{
-    refresh::{Refresh, CHAT_FRESH_FOR},
+    refresh::{Refresh, TranscriptKey, CHAT_FRESH_FOR},
     scan::Scan,
-    Event, Job, Step,
+    Cx, Event, Job, Step,
 };
-use super::{reply, Server, Token};
+use super::ops::Token;
+use super::{reply, Server};
 
 /// A record's identity: its slab key and generation (a key is reused, a
 /// generation never is).
@@ -77,9 +77,6 @@ pub(crate) struct Record {
     waiters: Vec<Id>,
     job: Job,
 }
-
-/// A transcript a refresh reads: its harness and path beneath the base.
-pub(crate) type TranscriptKey = (Harness, Vec<u8>);
 
 #[derive(Default)]
 pub(crate) struct Reqs {
@@ -164,7 +161,7 @@ impl Server {
     /// Step the job of `id` with `ev`, and do what it says.
     fn step(&mut self, id: Id, ev: Event) {
         let Some(rec) = self.reqs.slab.get_mut(id.key).filter(|r| r.gen == id.gen) else { return };
-        let mut cx = self.world.cx(id.key, id.gen, &mut rec.in_flight);
+        let mut cx = Cx::of(&mut self.world, id.key, id.gen, &mut rec.in_flight);
         let step = rec.job.step(ev, &mut cx);
         self.settle(id, step);
     }
@@ -259,7 +256,7 @@ impl Server {
             self.world.fids_total -= 1;
         }
         let mut none = 0;
-        rec.job.release(&mut self.world.cx(id.key, id.gen, &mut none));
+        rec.job.release(&mut Cx::of(&mut self.world, id.key, id.gen, &mut none));
     }
 
     /// Records whose tags a Tflush, a Tversion or a hang-up removed: those

@@ -26,8 +26,7 @@ use crate::meta::{Meta, STATX_MASK};
 use crate::ring::{Completion, Sub};
 use crate::tree::Backing;
 
-use super::jobs::Ops;
-use super::Token;
+use super::ops::{Ops, Token};
 
 const RESOLVE_SAFE: u64 = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
 
@@ -301,20 +300,5 @@ impl Batch {
         for p in self.probes {
             p.release(ops);
         }
-    }
-}
-
-/// Drive `batch` on `ev`: `Ok` once every probe is done, else the step the
-/// job returns meanwhile (wait for completions, or yield a turn).
-pub(crate) fn drive(batch: &mut Batch, ops: &mut Ops, ev: super::jobs::Event) -> Result<(), super::jobs::Step> {
-    use super::jobs::{Event, Step};
-    let progress = match ev {
-        Event::Done(op, c) => batch.on_done(ops, op, c),
-        _ => batch.pump(ops),
-    };
-    match progress {
-        Progress::Complete => Ok(()),
-        Progress::Running => Err(Step::Wait),
-        Progress::Stalled => Err(Step::Yield),
     }
 }

@@ -14,10 +14,10 @@ use crate::harness::Harness;
 use crate::ring::{Ring, Sub};
 use crate::tree::Tree;
 
+use super::config::Config;
 use super::conn::Opened;
-use super::jobs::{Cx, Ops};
 use super::limits::RateLog;
-use super::{Config, Token};
+use super::ops::Token;
 
 /// Files held open for open fids, across all connections. A fid opened on
 /// a file keeps its fd, so a file unlinked while open stays readable and a
@@ -63,21 +63,6 @@ pub(crate) struct World {
 }
 
 impl World {
-    /// The context of the job in record `key`.
-    pub(crate) fn cx<'a>(&'a mut self, key: usize, gen: u32, in_flight: &'a mut u32) -> Cx<'a> {
-        Cx {
-            ops: Ops { ring: &mut self.ring, key, gen, in_flight, job_ops: &mut self.job_ops },
-            tree: &mut self.tree,
-            agents: &mut self.agents,
-            chats: &mut self.chats,
-            held: &mut self.held,
-            cfg: &self.cfg,
-            real: &mut self.real,
-            moving: &mut self.moving,
-            turn_read_bytes: &mut self.turn_read_bytes,
-        }
-    }
-
     /// What a fid had open is let go: an fd is closed through the ring once
     /// nothing else holds it, a snapshot's entries are given back.
     pub(crate) fn release_opened(&mut self, opened: Opened) {

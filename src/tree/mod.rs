@@ -21,7 +21,6 @@
 //! daemon's owner names. A listing snapshots entries, so reading it later
 //! asks nothing of a table that may have moved on.
 
-pub(crate) mod exclude;
 pub(crate) mod paths;
 
 use std::borrow::Cow;

@@ -19,9 +19,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::*;
+use crate::exclude;
 use crate::facts::Fact;
 use crate::meta::Meta;
-use crate::tree::exclude;
 
 // ---------------------------------------------------------------------------
 // The executor.

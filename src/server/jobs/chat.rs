@@ -18,7 +18,7 @@ use crate::proto::{Qid, QTFILE};
 use crate::tree::{agent_qid_path, Attr, Entry, Loc, Part};
 
 use super::super::conn::Opened;
-use super::{fail, Cx, Event, Reply, Step};
+use super::cx::{fail, Cx, Event, Reply, Step};
 
 pub(crate) struct ChatView {
     slot: u32,

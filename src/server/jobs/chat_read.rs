@@ -14,8 +14,8 @@ use crate::errors::Error;
 use crate::proto;
 use crate::ring::Sub;
 
+use super::cx::{fail, Cx, Event, Reply, Step};
 use super::read::RREAD_HEADER_BYTES;
-use super::{fail, Cx, Event, Reply, Step};
 
 pub(crate) struct ChatRead {
     tag: u16,

@@ -18,8 +18,8 @@ use crate::meta::Meta;
 use crate::tree::{text_version, Attr, Entry, Loc, Part};
 
 use super::super::conn::Opened;
+use super::cx::{fail, Cx, Event, Reply, Step};
 use super::gather::{Fetch, Gather};
-use super::{fail, Cx, Event, Reply, Step};
 
 pub(crate) struct Derive {
     slot: u32,

@@ -18,11 +18,12 @@
 
 use std::ffi::CString;
 
+use crate::exclude;
 use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX};
-use crate::tree::{exclude, Backing, Tree};
+use crate::tree::{Backing, Tree};
 
-use super::super::probe::{drive, Batch, Kind, Probe, Target};
-use super::{Cx, Event, Step};
+use super::super::probe::{Batch, Kind, Probe, Target};
+use super::cx::{drive, Cx, Event, Step};
 
 /// Rounds of gathering one derivation may take. Each round is one batch of
 /// reads that the previous answers made necessary; the deepest ladder (a

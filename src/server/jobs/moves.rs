@@ -28,9 +28,9 @@ use crate::ring::Sub;
 use crate::sys::{self, Signal};
 use crate::tree::Backing;
 
-use super::super::probe::{drive, Batch, Kind, Probe, Target};
+use super::super::probe::{Batch, Kind, Probe, Target};
+use super::cx::{drive, Cx, Event, Reply, Step};
 use super::gather::readlink;
-use super::{Cx, Event, Job, Reply, Step};
 
 /// How often the zmx registry is asked for the new session's socket.
 const POST_TICK_NANOS: u64 = 20_000_000;
@@ -77,8 +77,8 @@ pub(crate) struct Move {
 }
 
 impl Move {
-    pub(crate) fn job(slot: u32, gen: u32, data: &[u8]) -> Job {
-        Job::Move(Box::new(Move {
+    pub(crate) fn new(slot: u32, gen: u32, data: &[u8]) -> Box<Move> {
+        Box::new(Move {
             slot,
             gen,
             data: data.to_vec(),
@@ -94,7 +94,7 @@ impl Move {
             waits: Vec::new(),
             post_deadline: None,
             registered: false,
-        }))
+        })
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {

@@ -16,14 +16,15 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
 
 use crate::errors::Error;
+use crate::exclude;
 use crate::proto::Qid;
-use crate::tree::{self, exclude, Entry, Loc, Presence};
+use crate::tree::{self, Entry, Loc, Presence};
 
 use super::super::conn::Opened;
 use super::super::dirents::Dirents;
-use super::super::probe::{drive, means_absent, Batch, Kind, Probe, Target};
+use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::super::world::OPEN_FILES_MAX;
-use super::{fail, Cx, Event, Reply, Step};
+use super::cx::{drive, fail, Cx, Event, Reply, Step};
 
 pub(crate) struct Open {
     fid: u32,

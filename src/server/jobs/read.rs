@@ -11,7 +11,7 @@ use crate::errors::Error;
 use crate::proto;
 use crate::ring::Sub;
 
-use super::{fail, Cx, Event, Reply, Step};
+use super::cx::{fail, Cx, Event, Reply, Step};
 
 /// The bytes of an Rread's header: size[4] type[1] tag[2] count[4].
 pub(crate) const RREAD_HEADER_BYTES: usize = 11;

@@ -24,14 +24,14 @@ use std::rc::Rc;
 use crate::chat::pool::ChatRef;
 use crate::chat::Format;
 use crate::errors::Error;
+use crate::harness::Harness;
 use crate::meta::Meta;
 use crate::ring::Sub;
 use crate::tree::{Backing, Loc, Part};
 
-use super::super::park::TranscriptKey;
-use super::super::probe::{drive, Batch, Kind, Probe, Target};
+use super::super::probe::{Batch, Kind, Probe, Target};
 use super::super::world::{release_file, World};
-use super::{Cx, Event, Step, Wake};
+use super::cx::{drive, Cx, Event, Step, Wake};
 
 /// Bytes of transcript one indexing slice reads and feeds: the longest
 /// another client's request can wait behind indexing (about 0.1 ms at the
@@ -41,6 +41,9 @@ pub(crate) const CHAT_WINDOW_BYTES: usize = 256 << 10;
 /// The longest line (record) a transcript may have; a window grows to hold
 /// one. Past it the index stops there and its listing answers an error.
 pub(crate) const CHAT_LINE_BYTES_MAX: usize = 256 << 20;
+
+/// A transcript a refresh reads: its harness and path beneath the base.
+pub(crate) type TranscriptKey = (Harness, Vec<u8>);
 
 /// How long a refresh's index counts as fresh for what it already holds
 /// (`Step::WaitChat`'s `recent`): long enough that a kernel mount's stat of

@@ -12,8 +12,8 @@ use crate::active::derive::{self, Scanned};
 use crate::errors::Error;
 use crate::facts::{Root, Want};
 
+use super::cx::{Cx, Event, Step, Wake};
 use super::gather::{Fetch, Gather};
-use super::{Cx, Event, Step, Wake};
 
 #[derive(Default)]
 pub(crate) struct Scan {

@@ -5,8 +5,8 @@
 use crate::errors::Error;
 use crate::tree::{Attr, Loc, Presence};
 
-use super::super::probe::{drive, means_absent, Batch, Kind, Probe, Target};
-use super::{fail, Cx, Event, Reply, Step};
+use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
+use super::cx::{drive, fail, Cx, Event, Reply, Step};
 
 pub(crate) struct Stat {
     loc: Loc,

@@ -14,12 +14,15 @@
 use crate::active::{derive as active, Field};
 use crate::chat::pool::ChatRef;
 use crate::errors::Error;
+use crate::exclude;
 use crate::proto::Qid;
-use crate::tree::{exclude, Loc, Part, Presence};
+use crate::tree::{Loc, Part, Presence};
 
-use super::super::probe::{drive, means_absent, Batch, Kind, Probe, Target};
+use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
+use super::chat;
+use super::cx::drive;
+use super::cx::{Cx, Event, Reply, Step};
 use super::gather::{Fetch, Gather};
-use super::{chat, Cx, Event, Reply, Step};
 
 pub(crate) struct Walk {
     fid: u32,

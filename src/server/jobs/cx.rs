@@ -1,0 +1,160 @@
+//! What every job shares: the context it may touch (`Cx`), the events
+//! that step it, the steps it answers, its reply before it meets the
+//! connection, and the helper that drives a batch of probes.
+
+use crate::active::agents::Agents;
+use crate::chat::pool::{ChatRef, Pool};
+use crate::errors::Error;
+use crate::proto::Qid;
+use crate::ring::Completion;
+use crate::tree::{Entry, Loc, Tree};
+
+use super::super::config::Config;
+use super::super::conn::Opened;
+use super::super::ops::{Ops, Token};
+use super::super::probe::{Batch, Progress};
+use super::super::world::{Held, RealPaths, World};
+
+/// Bytes of file reads jobs may start in one turn of the loop. A burst of
+/// clients each asking a megabyte would otherwise put a hundred megabytes
+/// of copying and page faults in flight at once, and every other client's
+/// next step would wait behind it; past this, a read waits for the next
+/// turn, so a burst is spread over turns and a stat slips in between.
+pub(crate) const TURN_READ_BYTES_MAX: usize = 1 << 20;
+
+/// What happened to a job.
+pub(crate) enum Event {
+    /// It was just parked.
+    Start,
+    /// One of its operations completed: the op number it chose, and what
+    /// the ring handed back.
+    Done(u32, Completion<Token>),
+    /// The turn of the loop it yielded for has come.
+    Resume,
+    /// The scan of the agents it waited for has landed (or failed).
+    Scanned(Result<(), Error>),
+    /// The chat refresh it waited for is over: the entry, or why not.
+    Refreshed(Result<ChatRef, Error>),
+}
+
+/// What a job does next.
+pub(crate) enum Step {
+    /// Its operations are in flight; the next completion steps it.
+    Wait,
+    /// Run it again next turn of the loop (`Event::Resume`): a bounded
+    /// slice of work is done, or the ring is at `JOB_OPS_MAX`.
+    Yield,
+    /// Park it until the next scan of the agents has landed.
+    WaitScan,
+    /// Park it until the agent's chat index is fresh. With `recent`, an
+    /// index refreshed less than `refresh::CHAT_FRESH_FOR` ago will do: a
+    /// message, once whole, never changes, so what the index already
+    /// holds needs no new look (a kernel mount's `ls -l` asks once per
+    /// message); what it lacks, and every listing, asks afresh.
+    WaitChat { slot: u32, gen: u32, recent: bool },
+    /// The request's answer.
+    Answer(Result<Reply, Error>),
+    /// A job of the daemon's own is over; its waiters are woken with this.
+    Finished(Wake),
+}
+
+/// The outcome of a job of the daemon's own, as each of its waiters gets it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wake {
+    Scanned(Result<(), Error>),
+    Refreshed(Result<ChatRef, Error>),
+}
+
+impl From<Wake> for Event {
+    fn from(w: Wake) -> Event {
+        match w {
+            Wake::Scanned(r) => Event::Scanned(r),
+            Wake::Refreshed(r) => Event::Refreshed(r),
+        }
+    }
+}
+
+/// A job's answer, before it meets the connection (`reply::deliver`).
+pub(crate) enum Reply {
+    /// Bind newfid to `bind` when every name was walked.
+    Walk {
+        fid: u32,
+        newfid: u32,
+        qids: Vec<Qid>,
+        bind: Option<(Loc, bool)>,
+    },
+    Stat(Entry),
+    Open {
+        fid: u32,
+        qid: Qid,
+        opened: Opened,
+    },
+    /// A whole Rread message, encoded (its tag already in place).
+    Read(Vec<u8>),
+    Write {
+        count: u32,
+    },
+}
+
+/// What a job may touch.
+pub(crate) struct Cx<'a> {
+    pub ops: Ops<'a>,
+    pub tree: &'a mut Tree,
+    pub agents: &'a mut Agents,
+    pub chats: &'a mut Pool,
+    pub held: &'a mut Held,
+    pub cfg: &'a Config,
+    pub real: &'a mut RealPaths,
+    /// Agents a move is under way for (a second move of one is refused).
+    pub moving: &'a mut std::collections::HashSet<(u32, u32)>,
+    /// Bytes of file reads started this turn (`TURN_READ_BYTES_MAX`).
+    pub turn_read_bytes: &'a mut usize,
+}
+
+impl Cx<'_> {
+    /// May a read of `len` bytes start this turn? The first read of a turn
+    /// always may, so one larger than the budget still runs.
+    pub(crate) fn admit_read(&mut self, len: usize) -> bool {
+        let admitted = *self.turn_read_bytes == 0 || *self.turn_read_bytes + len <= TURN_READ_BYTES_MAX;
+        if admitted {
+            *self.turn_read_bytes += len;
+        }
+        admitted
+    }
+}
+
+impl<'a> Cx<'a> {
+    /// The context of the job in record `key`.
+    pub(crate) fn of(w: &'a mut World, key: usize, gen: u32, in_flight: &'a mut u32) -> Cx<'a> {
+        Cx {
+            ops: Ops { ring: &mut w.ring, key, gen, in_flight, job_ops: &mut w.job_ops },
+            tree: &mut w.tree,
+            agents: &mut w.agents,
+            chats: &mut w.chats,
+            held: &mut w.held,
+            cfg: &w.cfg,
+            real: &mut w.real,
+            moving: &mut w.moving,
+            turn_read_bytes: &mut w.turn_read_bytes,
+        }
+    }
+}
+
+/// A `Step::Answer` of an error.
+pub(crate) fn fail(e: Error) -> Step {
+    Step::Answer(Err(e))
+}
+
+/// Drive `batch` on `ev`: `Ok` once every probe is done, else the step the
+/// job returns meanwhile (wait for completions, or yield a turn).
+pub(crate) fn drive(batch: &mut Batch, ops: &mut Ops, ev: Event) -> Result<(), Step> {
+    let progress = match ev {
+        Event::Done(op, c) => batch.on_done(ops, op, c),
+        _ => batch.pump(ops),
+    };
+    match progress {
+        Progress::Complete => Ok(()),
+        Progress::Running => Err(Step::Wait),
+        Progress::Stalled => Err(Step::Yield),
+    }
+}

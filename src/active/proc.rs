@@ -56,14 +56,10 @@ pub fn classify(cmdline: &[u8]) -> Option<Harness> {
     if args(cmdline).skip(1).any(|a| DAEMON_WORDS.contains(&a)) {
         return None;
     }
+    // A harness's name is its argv[0] basename (`Harness::name`).
     match file_name(argv0) {
-        b"claude" => Some(Harness::Claude),
-        b"codex" => Some(Harness::Codex),
-        b"omp" => Some(Harness::Omp),
-        b"hermes" => Some(Harness::Hermes),
-        b"dsh" => Some(Harness::Dsh),
         name if is_python(name) && runs_hermes(argv) => Some(Harness::Hermes),
-        _ => None,
+        name => Harness::from_name(name),
     }
 }
 

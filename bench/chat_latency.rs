@@ -411,6 +411,9 @@ impl Daemon {
             .arg("--proc")
             .arg(&w.proc)
             .args(["--root", &root])
+            // The rollout is a hard link of the generated file (no 228 MB
+            // copy), which the daemon hides unless told it may serve it.
+            .arg("--allow-hard-links")
             .env_clear()
             .env("HOME", w.dir.join("home"))
             .env("XDG_RUNTIME_DIR", w.dir.join("run"))

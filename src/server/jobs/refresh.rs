@@ -68,6 +68,10 @@ pub(crate) struct Refresh {
     tail: Option<Vec<u8>>,
     /// A window read and not yet fed: its offset and bytes.
     read: Option<(u64, Vec<u8>)>,
+    /// The window buffer, kept between windows: its pages are touched
+    /// once, not once a window (a 228 MB first index would otherwise fault
+    /// in every page of it anew).
+    spare: Vec<u8>,
     /// The entry this job marked as its own (`Entry::refresher`).
     marked: Option<usize>,
 }
@@ -97,6 +101,7 @@ impl Refresh {
             head: None,
             tail: None,
             read: None,
+            spare: Vec::new(),
             marked: None,
         })
     }
@@ -200,7 +205,9 @@ impl Refresh {
         else {
             return;
         };
-        let buf = Vec::with_capacity(len);
+        let mut buf = if op == OP_WINDOW { std::mem::take(&mut self.spare) } else { Vec::new() };
+        buf.clear();
+        buf.reserve(len);
         cx.ops.submit(op, Sub::Read { fd, owned: None, buf, len: len as u32, offset });
     }
 
@@ -233,6 +240,12 @@ impl Refresh {
     /// A turn after its window came back: feed it where it was read from.
     fn feed(&mut self, cx: &mut Cx) -> Step {
         let Some((offset, bytes)) = self.read.take() else { return self.next_window(cx) };
+        let step = self.feed_at(cx, offset, &bytes);
+        self.spare = bytes;
+        step
+    }
+
+    fn feed_at(&mut self, cx: &mut Cx, offset: u64, bytes: &[u8]) -> Step {
         let Some(e) = self.entry.and_then(|r| cx.chats.get_mut(r)) else {
             return self.done(cx, Err(Error::NotFound));
         };
@@ -241,7 +254,7 @@ impl Refresh {
             // an entry): read again from there rather than feed it wrong.
             return self.next_window(cx);
         }
-        if e.index.feed(offset, &bytes) == 0 {
+        if e.index.feed(offset, bytes) == 0 {
             if bytes.len() as u64 >= self.size - offset {
                 // The rest of the file is a line still being written: it
                 // waits for its newline.

@@ -271,3 +271,27 @@ impl Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clunking_most_of_a_hundred_thousand_fids_gives_the_table_back() {
+        const FIDS: u32 = 100_000;
+        const KEPT: u32 = 5;
+        let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut conn = Conn::new(OwnedFd::from(ours), 1, 0, 8192);
+        for fid in 0..FIDS {
+            conn.fids.insert(fid, Fid::new(NodeId::Static(0), false));
+        }
+        assert!(conn.fids.capacity() >= FIDS as usize);
+        // As `dispatch::clunk` does: remove the fid, then shrink.
+        for fid in KEPT..FIDS {
+            conn.fids.remove(&fid);
+            conn.shrink_fids();
+        }
+        assert_eq!(conn.fids.len(), KEPT as usize);
+        assert!(conn.fids.capacity() <= 64, "{} fids keep a table of {}", KEPT, conn.fids.capacity());
+    }
+}

@@ -302,3 +302,106 @@ impl Batch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::ring::{Ring, RING_ENTRIES};
+    use crate::server::ops::JOB_OPS_MAX;
+
+    /// How long a test waits for its completions before it fails.
+    const DEADLINE: Duration = Duration::from_secs(20);
+
+    /// A job's view of the ring, as `World::cx` makes it.
+    struct Job {
+        ring: Ring<Token>,
+        in_flight: u32,
+        job_ops: usize,
+    }
+
+    impl Job {
+        fn new(job_ops: usize) -> Job {
+            Job { ring: Ring::new(RING_ENTRIES).unwrap(), in_flight: 0, job_ops }
+        }
+
+        fn ops(&mut self) -> Ops<'_> {
+            Ops { ring: &mut self.ring, key: 0, gen: 0, in_flight: &mut self.in_flight, job_ops: &mut self.job_ops }
+        }
+
+        /// Wait for at least one completion and hand each to `batch` as
+        /// `park::on_op` does (the counts go down first); the progress
+        /// after each, and the most probes seen in flight.
+        fn complete(&mut self, batch: &mut Batch) -> (Progress, usize) {
+            let mut done = Vec::new();
+            let deadline = Instant::now() + DEADLINE;
+            while done.is_empty() {
+                assert!(Instant::now() < deadline, "no completion came back");
+                self.ring.wait_for(&mut done, 1).unwrap();
+            }
+            let (mut progress, mut most) = (Progress::Running, 0);
+            for c in done {
+                let Token::Req { op, .. } = c.token else { panic!("not a job's operation: {:?}", c.token) };
+                self.in_flight -= 1;
+                self.job_ops -= 1;
+                progress = batch.on_done(&mut self.ops(), op, c);
+                most = most.max(batch.in_flight).max(self.ring.in_flight());
+            }
+            (progress, most)
+        }
+    }
+
+    /// `n` looks at `/` itself, each a single statx.
+    fn looks(root: &OwnedFd, n: usize) -> Batch {
+        let probe = || Probe::new(Target::At { dirfd: root.as_raw_fd(), name: c".".into() }, Kind::Look, false);
+        Batch::new((0..n).map(|_| probe()).collect())
+    }
+
+    fn root() -> OwnedFd {
+        std::fs::File::open("/").unwrap().into()
+    }
+
+    #[test]
+    fn a_batch_starts_only_what_the_ring_has_room_for_and_stalls_with_none() {
+        let root = root();
+        let mut job = Job::new(JOB_OPS_MAX - 3);
+        let mut batch = looks(&root, 10);
+        assert_eq!(batch.pump(&mut job.ops()), Progress::Running);
+        assert_eq!((batch.in_flight, job.ring.in_flight(), job.job_ops), (3, 3, JOB_OPS_MAX));
+        // Other jobs take the room as ours come back.
+        job.job_ops += 3;
+        let mut progress = Progress::Running;
+        while batch.in_flight > 0 {
+            progress = job.complete(&mut batch).0;
+        }
+        assert_eq!(progress, Progress::Stalled, "nothing in flight, no room: the job must yield");
+        assert_eq!((batch.done, batch.in_flight, job.ring.in_flight(), job.ops().room()), (3, 0, 0, 0));
+        assert_eq!(batch.pump(&mut job.ops()), Progress::Stalled, "still no room");
+        job.job_ops -= 1;
+        assert_eq!(batch.pump(&mut job.ops()), Progress::Running, "room for one starts one");
+        assert_eq!(batch.in_flight, 1);
+    }
+
+    #[test]
+    fn a_batch_with_room_never_has_more_than_its_bound_in_flight() {
+        const PROBES: usize = 1000;
+        let root = root();
+        let mut job = Job::new(0);
+        let mut batch = looks(&root, PROBES);
+        assert_eq!(batch.pump(&mut job.ops()), Progress::Running);
+        assert_eq!((batch.in_flight, job.ring.in_flight()), (BATCH_IN_FLIGHT_MAX, BATCH_IN_FLIGHT_MAX));
+        let mut most = batch.in_flight;
+        loop {
+            let (progress, seen) = job.complete(&mut batch);
+            most = most.max(seen);
+            if progress == Progress::Complete {
+                break;
+            }
+            assert_eq!(progress, Progress::Running);
+        }
+        assert_eq!(most, BATCH_IN_FLIGHT_MAX, "at most the bound in flight, and the bound reached");
+        assert_eq!((job.job_ops, job.in_flight, job.ring.in_flight()), (0, 0, 0));
+        assert!(batch.probes.iter().all(|p| p.done() && p.found().is_ok_and(|m| m.is_dir())));
+    }
+}

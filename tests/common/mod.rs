@@ -363,6 +363,32 @@ impl Daemon {
         fs::read_dir(format!("/proc/{}/fd", self.pid)).expect("read /proc/<pid>/fd").count()
     }
 
+    /// What the daemon holds right now: SIGUSR1, then the status line it
+    /// prints on stderr for it (polled for, never slept for).
+    pub fn status_line(&self) -> Status {
+        let before = status_lines(&self.stderr()).len();
+        self.signal(libc::SIGUSR1);
+        let line = poll(REPLY_DEADLINE, || status_lines(&self.stderr()).get(before).cloned())
+            .unwrap_or_else(|| panic!("no status line after SIGUSR1; stderr:\n{}", self.stderr()));
+        Status::parse(&line)
+    }
+
+    /// Poll the status line until `fields` stop changing: the same values
+    /// in `samples` lines in a row (each a poll apart, so `samples` bounds
+    /// how long "stable" must last). The last line.
+    pub fn settled_status(&self, fields: &[&str], samples: usize) -> Status {
+        let mut last = self.status_line();
+        let mut same = 1;
+        let settled = poll(SETTLE_DEADLINE, || {
+            let now = self.status_line();
+            let stable = fields.iter().all(|f| now.get(f) == last.get(f));
+            same = if stable { same + 1 } else { 1 };
+            last = now;
+            (same >= samples).then(|| last.clone())
+        });
+        settled.unwrap_or_else(|| panic!("{fields:?} never settled; last status: {}", last.line))
+    }
+
     /// A raw, unversioned connection.
     pub fn connect(&self) -> Conn {
         match (&self.socket, &self.tcp) {
@@ -436,6 +462,53 @@ pub fn run_client(scratch: &Scratch, args: &[&str], stdin: &[u8]) -> Output {
     let _ = feeder.join();
     assert!(!watchdog.join().unwrap(), "`9agents {}` hung and was killed", args.join(" "));
     out
+}
+
+// ---------------------------------------------------------------------------
+// The status line (SIGUSR1).
+
+/// How long the daemon's counts may take to settle after a flood.
+pub const SETTLE_DEADLINE: Duration = Duration::from_secs(20);
+/// What every status line begins with.
+const STATUS_PREFIX: &str = "9agents status:";
+
+/// The whole status lines in `stderr`, oldest first.
+fn status_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n') && l.starts_with(STATUS_PREFIX))
+        .map(|l| l.trim_end().to_owned())
+        .collect()
+}
+
+/// One status line: `9agents status: conns=.. fids=.. ..`, by field.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub line: String,
+    fields: Vec<(String, u64)>,
+}
+
+impl Status {
+    fn parse(line: &str) -> Status {
+        let rest = line.strip_prefix(STATUS_PREFIX).expect("a status line");
+        let fields = rest
+            .split_whitespace()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("status field {kv:?} in {line:?}"));
+                (k.to_owned(), v.parse().unwrap_or_else(|_| panic!("status field {kv:?} in {line:?}")))
+            })
+            .collect();
+        Status { line: line.to_owned(), fields }
+    }
+
+    /// The field `name`; panics if this daemon's status line has none.
+    pub fn get(&self, name: &str) -> u64 {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|&(_, v)| v)
+            .unwrap_or_else(|| panic!("no {name} in the status line {:?}", self.line))
+    }
 }
 
 // ---------------------------------------------------------------------------

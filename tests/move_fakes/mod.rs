@@ -138,6 +138,13 @@ impl World {
         Daemon::start_in_env(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)])
     }
 
+    /// As `daemon`, with `RLIMIT_NOFILE` lowered to `nofile` (soft and hard).
+    pub fn daemon_limited(&self, extra: &[&str], nofile: u64) -> Daemon {
+        let mut args = vec!["--proc", "/proc", "--allow-move", "--zmx", arg(&self.zmx)];
+        args.extend_from_slice(extra);
+        Daemon::start_in_limited(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)], Some(nofile))
+    }
+
     /// The same daemon without `--allow-move`.
     pub fn daemon_read_only(&self) -> Daemon {
         let args = ["--proc", "/proc", "--zmx", arg(&self.zmx)];

@@ -1268,6 +1268,19 @@ impl Daemon {
     /// move tests give it a `ZMX_SESSION` of its own, which a move must not
     /// hand down to zmx).
     pub fn start_in_env(scratch: &Arc<Scratch>, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        Daemon::start_in_limited(scratch, args, env, None)
+    }
+
+    /// As `start_in_env`, with the daemon's `RLIMIT_NOFILE` (soft and hard)
+    /// set to `nofile` before it runs, when given: the daemon raises its soft
+    /// limit to the hard one, so `nofile` is exactly the fds it may hold, and
+    /// a test can run it out of them.
+    pub fn start_in_limited(
+        scratch: &Arc<Scratch>,
+        args: &[&str],
+        env: &[(&str, &str)],
+        nofile: Option<u64>,
+    ) -> Daemon {
         let scratch = scratch.clone();
         let sock = scratch.root.join("sock");
         let mut cmd = scratch.command();
@@ -1275,6 +1288,89 @@ impl Daemon {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        if let Some(n) = nofile {
+            // SAFETY: between fork and exec only setrlimit(2) is called, which
+            // is async-signal-safe; lowering a limit needs no privilege.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let lim = libc::rlimit { rlim_cur: n, rlim_max: n };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         Daemon::launch(scratch, cmd, Ready::Unix(sock))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running a daemon out of file descriptors (one started with
+// `start_in_limited`): every Topen of a file holds an fd for its fid.
+
+/// Is this Rerror the daemon saying it is out of descriptors: EMFILE's text
+/// or ENFILE's (and, in 9P2000.u, the errno beside it)?
+pub fn is_out_of_fds(text: &str, errno: u32, dialect: Dialect) -> bool {
+    let errnos: &[u32] = match text {
+        "Too many open files" => &[libc::EMFILE as u32],
+        "Too many open files in system" => &[libc::ENFILE as u32],
+        _ => return false,
+    };
+    match dialect {
+        Dialect::P2000 => errno == 0,
+        Dialect::P2000u => errnos.contains(&errno),
+    }
+}
+
+impl Conn {
+    /// Open clones of `fid` (a walked, unopened file; a clone is a walk of
+    /// no names, which touches no disk) as `first`, `first + 1`, ... until
+    /// a Topen is refused: the fids left open, and the refusal (its fid
+    /// clunked). Fails if `max` opens all succeed.
+    pub fn open_until_refused(&mut self, fid: u32, first: u32, max: u32) -> (Vec<u32>, Reply) {
+        let mut open = Vec::new();
+        for newfid in first..first + max {
+            let r = self.walk(fid, newfid, &[]);
+            assert!(!r.is_error(), "a clone of fid {fid}: {r:?}");
+            let r = self.open(newfid, OREAD);
+            if r.is_error() {
+                self.clunk_ok(newfid);
+                return (open, r);
+            }
+            open.push(newfid);
+        }
+        panic!("{max} opens of fid {fid} all succeeded: the daemon never ran out of descriptors");
+    }
+
+    pub fn clunk_all(&mut self, fids: &[u32]) {
+        for &fid in fids {
+            self.clunk_ok(fid);
+        }
+    }
+}
+
+impl Daemon {
+    /// Take the descriptors an exhausting open may have left (an open
+    /// needs two at once, so one may be left over), with connections the
+    /// daemon accepts, until it holds all `nofile`; the connections, for
+    /// the caller to keep. Each is versioned, so its answer says it was
+    /// accepted (and no Tversion deadline closes it). A connection made
+    /// when none is left waits in the listen backlog instead.
+    pub fn take_every_fd(&self, nofile: u64) -> Vec<Conn> {
+        let mut held = Vec::new();
+        while (self.fd_count() as u64) < nofile {
+            assert!(
+                held.len() < 4,
+                "the daemon holds {} fds of {nofile} after {} more connections",
+                self.fd_count(),
+                held.len()
+            );
+            let mut c = self.connect();
+            let r = c.version(SESSION_MSIZE, Dialect::P2000.version());
+            assert!(matches!(r.msg(), Rmsg::Version { .. }), "{r:?}");
+            held.push(c);
+        }
+        held
     }
 }

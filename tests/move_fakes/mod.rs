@@ -14,7 +14,9 @@
 //!   `$XDG_RUNTIME_DIR/9p/zmx/<name>` — zmx's self-post — and exits at
 //!   once. In `Resume` mode the child first starts a resumed agent (the
 //!   sleep copy with `argv[0]` `claude` and `ZMX_SESSION=<name>`), as a
-//!   real `zmx run <name> -d claude --resume <sid>` would.
+//!   real `zmx run <name> -d claude --resume <sid>` would. In `Foreground`
+//!   mode zmx posts the socket itself and stays, the daemon's child, until
+//!   the test releases it (`World::release_zmx`), then exits.
 //!
 //! Everything started is stopped on drop, panicking or not: an `Agent` is
 //! the test's child and is killed and reaped; what the fake zmx detaches is
@@ -90,6 +92,10 @@ pub enum Zmx {
     Resume,
     /// Exits without posting.
     Never,
+    /// Writes its pid to `zmx.pid`, posts the session's socket itself and
+    /// stays in the foreground (the daemon's child, after the move's reply)
+    /// until the test releases it, then exits.
+    Foreground,
 }
 
 /// A scratch world furnished for moves: the daemon's HOME and
@@ -107,6 +113,10 @@ pub struct World {
     pub zmx_log: PathBuf,
     bin: PathBuf,
     detached: PathBuf,
+    /// Where a `Foreground` zmx writes its pid, and the file whose
+    /// appearance releases it.
+    zmx_pid: PathBuf,
+    zmx_release: PathBuf,
 }
 
 impl World {
@@ -124,10 +134,12 @@ impl World {
         }
         let zmx_log = root.join("zmx.record");
         let detached = root.join("detached.pids");
+        let (zmx_pid, zmx_release) = (root.join("zmx.pid"), root.join("zmx.release"));
         let zmx = bin.join("zmx");
-        fs::write(&zmx, fake_zmx(mode, &zmx_log, &detached, &bin.join("claude"))).unwrap();
+        let paths = FakePaths { log: &zmx_log, detached: &detached, claude: &bin.join("claude"), pid: &zmx_pid };
+        fs::write(&zmx, fake_zmx(mode, &paths, &zmx_release)).unwrap();
         fs::set_permissions(&zmx, fs::Permissions::from_mode(0o755)).unwrap();
-        World { scratch, work, zmx_dir, zmx, zmx_log, bin, detached }
+        World { scratch, work, zmx_dir, zmx, zmx_log, bin, detached, zmx_pid, zmx_release }
     }
 
     /// The daemon over the real /proc with moves allowed, the fake zmx,
@@ -136,6 +148,13 @@ impl World {
         let mut args = vec!["--proc", "/proc", "--allow-move", "--zmx", arg(&self.zmx)];
         args.extend_from_slice(extra);
         Daemon::start_in_env(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)])
+    }
+
+    /// As `daemon`, with `RLIMIT_NOFILE` lowered to `nofile` (soft and hard).
+    pub fn daemon_limited(&self, extra: &[&str], nofile: u64) -> Daemon {
+        let mut args = vec!["--proc", "/proc", "--allow-move", "--zmx", arg(&self.zmx)];
+        args.extend_from_slice(extra);
+        Daemon::start_in_limited(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)], Some(nofile))
     }
 
     /// The same daemon without `--allow-move`.
@@ -262,6 +281,17 @@ impl World {
     /// it started them.
     pub fn detached_pids(&self) -> Vec<u32> {
         fs::read_to_string(&self.detached).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
+    }
+
+    /// The pid of a `Foreground` zmx, once it has written it.
+    pub fn zmx_pid(&self) -> u32 {
+        poll(EFFECT_DEADLINE, || fs::read_to_string(&self.zmx_pid).ok()?.trim().parse().ok())
+            .expect("the fake zmx never wrote its pid")
+    }
+
+    /// Let a `Foreground` zmx exit.
+    pub fn release_zmx(&self) {
+        fs::write(&self.zmx_release, b"go\n").unwrap();
     }
 
     /// The pid of the resumed agent a `Resume` fake zmx started.
@@ -480,22 +510,48 @@ impl ZmxRecord {
     }
 }
 
+/// Where the fake zmx writes what it did.
+struct FakePaths<'a> {
+    log: &'a Path,
+    detached: &'a Path,
+    claude: &'a Path,
+    pid: &'a Path,
+}
+
+/// How long a `Foreground` zmx waits to be released before it exits
+/// anyway, so a failed test leaves nothing behind for long.
+const FOREGROUND_SECS: u32 = 60;
+
 /// The fake zmx: python, run as `zmx run <name> -d <argv...>`.
-fn fake_zmx(mode: Zmx, log: &Path, detached: &Path, claude: &Path) -> String {
+fn fake_zmx(mode: Zmx, paths: &FakePaths, release: &Path) -> String {
     let mode = match mode {
         Zmx::Post => "post",
         Zmx::Resume => "resume",
         Zmx::Never => "never",
+        Zmx::Foreground => "foreground",
     };
+    let FakePaths { log, detached, claude, pid } = paths;
     format!(
         r#"#!/usr/bin/env python3
 # A fake zmx for the move tests: record, then (unless MODE is never) post
-# $XDG_RUNTIME_DIR/9p/zmx/<name> from a detached child, and exit at once.
+# $XDG_RUNTIME_DIR/9p/zmx/<name> from a detached child, and exit at once;
+# in MODE foreground, post it from this process and stay until released.
 import os, socket, sys, time, traceback
 LOG = {log:?}
 DETACHED = {detached:?}
 CLAUDE = {claude:?}
 MODE = {mode:?}
+PID = {pid:?}
+RELEASE = {release:?}
+def listen(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(8)
+    return s
 try:
     argv = "\0".join(sys.argv[1:])
     env = "\0".join(k + "=" + v for k, v in sorted(os.environ.items()))
@@ -506,6 +562,18 @@ try:
         sys.exit(0)
     name = sys.argv[2]
     path = os.path.join(os.environ["XDG_RUNTIME_DIR"], "9p", "zmx", name)
+    if MODE == "foreground":
+        # Killed by the test's World if it is still here at the end.
+        with open(DETACHED, "a") as f:
+            f.write("%d\n" % os.getpid())
+        with open(PID + ".tmp", "w") as f:
+            f.write("%d\n" % os.getpid())
+        os.rename(PID + ".tmp", PID)
+        s = listen(path)
+        end = time.time() + {FOREGROUND_SECS}
+        while time.time() < end and not os.path.exists(RELEASE):
+            time.sleep(0.02)
+        sys.exit(0)
     if os.fork() != 0:
         sys.exit(0)
     os.setsid()
@@ -528,13 +596,7 @@ try:
         with open(DETACHED + ".tmp", "w") as f:
             f.write("%d\n" % pid)
         os.rename(DETACHED + ".tmp", os.path.splitext(DETACHED)[0] + ".resumed")
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(path)
-    s.listen(8)
+    s = listen(path)
     # Keep the session alive while the test looks (killed at its end).
     end = time.time() + 120
     while time.time() < end and os.path.exists(path):

@@ -5,6 +5,7 @@
 //! not exist`, which would tell a client (and a kernel's dentry cache) that
 //! the file is gone. Once descriptors are back, the same requests succeed.
 
+mod active_fakes;
 mod common;
 
 use common::*;
@@ -96,4 +97,52 @@ fn out_of_fds_an_existing_file_answers_too_many_open_files_never_not_found() {
     for c in &mut conns {
         check_served(c);
     }
+}
+
+/// A daemon on a fixture /proc holding one claude agent (pid 100), with
+/// its fd limit lowered.
+fn agent_daemon() -> (active_fakes::Fixture, Daemon) {
+    let f = active_fakes::Fixture::new();
+    f.claude(100, "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90");
+    f.scratch.home_file(".claude/projects/-src-app/a.jsonl", A);
+    let d = Daemon::start_in_limited(&f.scratch, &["--proc", arg(&f.proc.dir)], &[], Some(NOFILE));
+    (f, d)
+}
+
+#[test]
+fn out_of_fds_a_scan_answers_too_many_open_files_and_never_lists_the_agents_as_gone() {
+    let (_f, d) = agent_daemon();
+    let mut c = d.session(Dialect::P2000u);
+    assert_eq!(names(&c.list("/active/claude", 1, 8192)), ["100"], "the agent lists while fds are there");
+    walk_to(&mut c, FILE, WALK_FID);
+    let (files, _) = c.open_until_refused(WALK_FID, FILL_FID, NOFILE as u32);
+    let fillers = d.take_every_fd(NOFILE);
+
+    // A listing rescans first: a scan that could not read /proc is not an
+    // empty machine.
+    walk_to(&mut c, "/active/claude", 2);
+    assert_out_of_fds(&c.open(2, OREAD), "a listing of /active/claude", Dialect::P2000u);
+    assert_out_of_fds(&c.walk_path("/active/claude/100/session", 3), "a walk to an agent's session", Dialect::P2000u);
+
+    c.clunk_all(&files);
+    drop(fillers);
+    assert_eq!(names(&c.list("/active/claude", 4, 8192)), ["100"], "the agent lists again, never dropped");
+    assert_eq!(c.walk_path("/active/claude/100/session", 5).qids().len(), 4);
+}
+
+#[test]
+fn out_of_fds_an_agents_field_answers_too_many_open_files_never_not_found() {
+    let (_f, d) = agent_daemon();
+    let mut c = d.session(Dialect::P2000u);
+    walk_to(&mut c, "/active/claude/100/session", 2);
+    walk_to(&mut c, FILE, WALK_FID);
+    let (files, _) = c.open_until_refused(WALK_FID, FILL_FID, NOFILE as u32);
+    let fillers = d.take_every_fd(NOFILE);
+
+    assert_out_of_fds(&c.stat(2), "a stat of an agent's session", Dialect::P2000u);
+    assert_out_of_fds(&c.open(2, OREAD), "an open of an agent's session", Dialect::P2000u);
+
+    c.clunk_all(&files);
+    drop(fillers);
+    assert_eq!(c.cat_fid(2), b"5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90\n");
 }

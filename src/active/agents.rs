@@ -68,9 +68,6 @@ pub(crate) const SUBAGENTS_MAX: usize = 4096;
 
 #[derive(Default)]
 pub(crate) struct Agents {
-    /// Why the last scan failed, if it did: the table is then the last good
-    /// scan's, and what needed a fresh one answers this error instead.
-    pub scan_error: Option<crate::errors::Error>,
     slots: Slab<Agent>,
     by_pid: HashMap<u32, usize>,
     next_gen: u32,

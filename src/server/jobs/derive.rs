@@ -44,6 +44,9 @@ impl Derive {
             return step;
         }
         loop {
+            if let Some(e) = self.g.starved() {
+                return fail(e);
+            }
             let Some(agent) = cx.agents.get(self.slot, self.gen) else { return fail(Error::NotFound) };
             let (found, session) = (agent.found, agent.session.clone());
             let mut needs = Vec::new();

@@ -18,6 +18,7 @@
 
 use std::ffi::CString;
 
+use crate::errors::Error;
 use crate::exclude;
 use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX};
 use crate::tree::{Backing, Tree};
@@ -50,6 +51,9 @@ pub(crate) struct Gather {
     batch: Batch,
     fetching: bool,
     rounds: u32,
+    /// A read that failed for want of fds or memory: the facts cannot be
+    /// trusted to say what is absent, so the derivation answers this.
+    starved: Option<Error>,
 }
 
 /// What the job does after asking for what its derivation needs.
@@ -142,6 +146,10 @@ impl Gather {
         let batch = std::mem::take(&mut self.batch);
         for (want, mut p) in std::mem::take(&mut self.wants).into_iter().zip(batch.probes) {
             let fact = match (&want, p.found()) {
+                (_, Err(e @ (libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS))) => {
+                    self.starved.get_or_insert(Error::from_errno(e));
+                    Err(e)
+                }
                 (_, Err(e)) => Err(e),
                 (Want::Bytes { .. } | Want::Tail { .. }, Ok(_)) => {
                     // The read buffer was sized for the most; keep what came.
@@ -162,6 +170,14 @@ impl Gather {
             p.release(&mut cx.ops);
             self.facts.insert(want, fact);
         }
+    }
+
+    /// Why the facts cannot be believed, if a read failed for want of fds
+    /// or memory: a derivation must answer that error, never take the
+    /// missing file for an absent one (a scan would drop agents, a field
+    /// would answer not-found).
+    pub(crate) fn starved(&self) -> Option<Error> {
+        self.starved
     }
 
     /// Give back the fds of a batch still held.

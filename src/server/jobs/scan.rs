@@ -34,6 +34,10 @@ impl Scan {
             resolved: cx.agents.resolved(),
         };
         loop {
+            if let Some(e) = self.g.starved() {
+                log::warn!("scan: {}; the agents table stays as the last scan left it", e.text());
+                return failed(e);
+            }
             let mut needs = Vec::new();
             if let Some(scanned) = derive::scan(&ctx, &self.g.facts, &mut needs) {
                 return self.landed(cx, scanned);
@@ -41,7 +45,7 @@ impl Scan {
             match self.g.fetch(cx, needs) {
                 Fetch::Again => continue,
                 Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return failed(cx),
+                Fetch::OutOfRounds => return failed(Error::Io),
             }
         }
     }
@@ -52,9 +56,8 @@ impl Scan {
         if let Some(errno) = self.g.facts.error(&Want::List { root: Root::Proc, rel: Vec::new() }) {
             let e = std::io::Error::from_raw_os_error(errno);
             log::warn!("scan: listing {:?}: {e}", cx.tree.proc_base());
-            return failed(cx);
+            return failed(Error::Io);
         }
-        cx.agents.scan_error = None;
         let found: Vec<_> = scanned.iter().map(|s| s.found).collect();
         cx.agents.update(&found);
         for s in scanned {
@@ -73,7 +76,6 @@ impl Scan {
     }
 }
 
-fn failed(cx: &mut Cx) -> Step {
-    cx.agents.scan_error = Some(Error::Io);
-    Step::Finished(Wake::Scanned(Err(Error::Io)))
+fn failed(e: Error) -> Step {
+    Step::Finished(Wake::Scanned(Err(e)))
 }

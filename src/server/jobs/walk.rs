@@ -265,6 +265,9 @@ impl Walk {
     fn derive(&mut self, cx: &mut Cx) -> Step {
         loop {
             let Stage::Derive { pending, g } = &mut self.stage else { unreachable!("only a derivation derives") };
+            if let Some(e) = g.starved() {
+                return Step::Answer(Err(e));
+            }
             let mut needs = Vec::new();
             let got = match derive_pending(cx, pending, g, &mut needs) {
                 Some(got) => got,

@@ -135,6 +135,12 @@ impl<T> Ring<T> {
         Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 
+    /// Give back the records' table past the last one in use (after a
+    /// burst of connections, each with a receive in flight).
+    pub fn shrink_to_fit(&mut self) {
+        self.ops.shrink_to_fit();
+    }
+
     /// Operations submitted and not yet completed.
     pub fn in_flight(&self) -> usize {
         self.ops.len()

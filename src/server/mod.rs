@@ -438,8 +438,10 @@ impl Server {
         if conn.only_one {
             self.stop();
         }
-        if self.conns_peak >= TRIM_AFTER_CONNS && self.conns.len() * 2 <= self.conns_peak {
+        if self.conns_peak >= TRIM_AFTER_CONNS && (self.conns.len() * 2 <= self.conns_peak || self.conns.len() <= 2) {
             self.conns_peak = self.conns.len();
+            self.conns.shrink_to_fit();
+            self.world.ring.shrink_to_fit();
             // SAFETY: malloc_trim only returns free heap pages to the system.
             unsafe { libc::malloc_trim(0) };
         }

@@ -189,16 +189,7 @@ impl Agent {
     /// writing in a child another test thread is forking (ETXTBSY), so
     /// that error is retried until the deadline.
     pub fn spawn(mut cmd: Command) -> Agent {
-        let mut last = None;
-        let child = poll(AGENT_DEADLINE, || match cmd.spawn() {
-            Ok(c) => Some(c),
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
-                last = Some(e);
-                None
-            }
-            Err(e) => panic!("spawn {cmd:?}: {e}"),
-        })
-        .unwrap_or_else(|| panic!("spawn {cmd:?}: {last:?}"));
+        let child = spawn_fresh(&mut cmd);
         Agent { pid: child.id(), child, status: None }
     }
 

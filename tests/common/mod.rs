@@ -128,6 +128,24 @@ pub fn free_tcp_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Spawn `cmd`, whose program is a file a test has just written (a copy
+/// of /bin/sleep named after a harness): another test thread forking
+/// meanwhile holds the fresh copy open for writing for a moment, and exec
+/// fails with ETXTBSY until its child has exec'd or exited, so that one
+/// error is retried until the start deadline.
+pub fn spawn_fresh(cmd: &mut Command) -> Child {
+    let mut last = None;
+    poll(START_DEADLINE, || match cmd.spawn() {
+        Ok(c) => Some(c),
+        Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+            last = Some(e);
+            None
+        }
+        Err(e) => panic!("spawn {cmd:?}: {e}"),
+    })
+    .unwrap_or_else(|| panic!("spawn {cmd:?}: {last:?}"))
+}
+
 /// Poll `f` until it returns `Some` or `deadline` passes.
 pub fn poll<T>(deadline: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let end = Instant::now() + deadline;

@@ -219,19 +219,7 @@ impl World {
         }
         // spawn returns once exec has succeeded, so /proc/<pid>/cmdline is
         // already the fake's.
-        // The fake is a fresh copy of /bin/sleep: another test thread forking
-        // meanwhile briefly holds the copy open for writing, and exec then
-        // fails with ETXTBSY until that child has exec'd or exited.
-        let mut last = None;
-        let child = poll(START_DEADLINE, || match cmd.spawn() {
-            Ok(c) => Some(c),
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
-                last = Some(e);
-                None
-            }
-            Err(e) => panic!("spawn a fake {harness}: {e}"),
-        })
-        .unwrap_or_else(|| panic!("spawn a fake {harness}: {last:?}"));
+        let child = spawn_fresh(&mut cmd);
         drop(fd3);
         Agent { pid: child.id(), child, status: None }
     }

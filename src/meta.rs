@@ -29,11 +29,21 @@ pub(crate) struct Meta {
     pub mode: u16,
     pub nlink: u32,
     pub size: u64,
+    /// 512-byte blocks the file takes on disk.
+    pub blocks: u64,
     pub mtime: i64,
     pub uid: u32,
     pub gid: u32,
     /// Birth time (seconds), 0 where the filesystem keeps none.
     pub btime: i64,
+    /// The other times, and every time's nanoseconds (9P2000.L's Rgetattr
+    /// carries them; 9P2000's stat has seconds only).
+    pub atime: i64,
+    pub ctime: i64,
+    pub atime_nsec: u32,
+    pub mtime_nsec: u32,
+    pub ctime_nsec: u32,
+    pub btime_nsec: u32,
 }
 
 impl Meta {
@@ -44,10 +54,31 @@ impl Meta {
             mode: sx.stx_mode,
             nlink: sx.stx_nlink,
             size: sx.stx_size,
+            blocks: sx.stx_blocks,
             mtime: sx.stx_mtime.tv_sec,
             uid: sx.stx_uid,
             gid: sx.stx_gid,
             btime: if sx.stx_mask & libc::STATX_BTIME != 0 { sx.stx_btime.tv_sec } else { 0 },
+            atime: sx.stx_atime.tv_sec,
+            ctime: sx.stx_ctime.tv_sec,
+            atime_nsec: sx.stx_atime.tv_nsec,
+            mtime_nsec: sx.stx_mtime.tv_nsec,
+            ctime_nsec: sx.stx_ctime.tv_nsec,
+            btime_nsec: if sx.stx_mask & libc::STATX_BTIME != 0 { sx.stx_btime.tv_nsec } else { 0 },
+        }
+    }
+
+    /// The file's type as a directory entry spells it (`DT_*`).
+    pub(crate) fn d_type(&self) -> u8 {
+        match self.kind() {
+            libc::S_IFDIR => libc::DT_DIR,
+            libc::S_IFREG => libc::DT_REG,
+            libc::S_IFLNK => libc::DT_LNK,
+            libc::S_IFIFO => libc::DT_FIFO,
+            libc::S_IFSOCK => libc::DT_SOCK,
+            libc::S_IFCHR => libc::DT_CHR,
+            libc::S_IFBLK => libc::DT_BLK,
+            _ => libc::DT_UNKNOWN,
         }
     }
 

@@ -147,6 +147,9 @@ pub(crate) enum Attr {
 pub(crate) struct Entry {
     pub name: Box<[u8]>,
     pub qid: Qid,
+    /// Its type as a directory entry spells it (`DT_*`): a FIFO on disk is
+    /// listed as one, though its 9P mode says only 0444.
+    pub d_type: u8,
     pub mode: u32,
     pub length: u64,
     pub mtime: u32,
@@ -556,7 +559,8 @@ impl Tree {
             (Loc::Agent { .. }, _) => (self.skeleton_qid(loc, agents), DMDIR | 0o555, 0, owned, uid, gid),
             (Loc::Mirror(_), _) => unreachable!("a mirror is stat'd from its meta"),
         };
-        Entry { name, qid, mode, length, mtime, uid, gid }
+        let d_type = if mode & DMDIR != 0 { libc::DT_DIR } else { libc::DT_REG };
+        Entry { name, qid, d_type, mode, length, mtime, uid, gid }
     }
 
     /// Hand the wire stat of `e` to `f` (it borrows the owner's names).
@@ -614,7 +618,7 @@ pub(crate) fn disk_entry(name: Box<[u8]>, m: &Meta) -> Entry {
     let length = if m.is_dir() { 0 } else { m.size };
     let mode = if m.is_dir() { DMDIR | 0o555 } else { 0o444 };
     let mtime = m.mtime.clamp(0, u32::MAX as i64) as u32;
-    Entry { name, qid: m.qid(), mode, length, mtime, uid: m.uid, gid: m.gid }
+    Entry { name, qid: m.qid(), d_type: m.d_type(), mode, length, mtime, uid: m.uid, gid: m.gid }
 }
 
 /// The index of `/active/<harness>`.

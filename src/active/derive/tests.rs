@@ -168,6 +168,7 @@ fn meta(m: &fs::Metadata) -> Result<Meta, i32> {
         uid: m.uid(),
         gid: m.gid(),
         btime: 0,
+        ..Meta::default()
     })
 }
 

@@ -76,6 +76,8 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
         Tmsg::Create { fid, .. } | Tmsg::Wstat { fid, .. } => {
             Err(if conn.fids.contains_key(&fid) { Error::ReadOnly } else { Error::UnknownFid })
         }
+        // The 9P2000.L messages: refused until the server speaks .L.
+        _ => Err(Error::UnknownType),
     };
     match result {
         Ok(Some(job)) => After::Park(tag, Box::new(job)),

@@ -718,7 +718,7 @@ impl Conn {
     fn n_uname(&self) -> u32 {
         match self.dialect {
             Dialect::P2000 => NONUNAME,
-            Dialect::P2000u => 0,
+            Dialect::P2000u | Dialect::L => 0,
         }
     }
 
@@ -1337,7 +1337,7 @@ pub fn is_out_of_fds(text: &str, errno: u32, dialect: Dialect) -> bool {
     };
     match dialect {
         Dialect::P2000 => errno == 0,
-        Dialect::P2000u => errnos.contains(&errno),
+        Dialect::P2000u | Dialect::L => errnos.contains(&errno),
     }
 }
 

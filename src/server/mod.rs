@@ -19,6 +19,7 @@ pub(crate) mod config;
 pub(crate) mod conn;
 mod dirents;
 pub mod dispatch;
+mod dotl;
 mod jobs;
 mod limits;
 pub mod listen;

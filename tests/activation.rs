@@ -171,6 +171,46 @@ fn sockets_passed_to_another_pid_are_not_ours_and_the_daemon_posts_as_usual() {
 }
 
 #[test]
+fn a_passed_tcp_socket_on_loopback_is_served() {
+    // A socket unit with `ListenStream=127.0.0.1:PORT` (README, "A remote
+    // machine") passes a TCP listener.
+    let s = Scratch::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let fd = OwnedFd::from(listener);
+    let mut d = Daemon::start_passed(&s, &fd, ListenPid::Daemon, &[], &[]);
+    d.tcp = Some(addr);
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(pid_over(&mut c), format!("{}\n", d.pid));
+}
+
+#[test]
+fn a_passed_tcp_socket_on_every_address_is_refused_without_tcp_any_and_served_with_it() {
+    let s = Scratch::new();
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let dial: std::net::SocketAddr = format!("127.0.0.1:{}", listener.local_addr().unwrap().port()).parse().unwrap();
+    let fd = OwnedFd::from(listener);
+    let mut refused = Daemon::start_passed(&s, &fd, ListenPid::Daemon, &[], &[]);
+    let status = refused.wait_exit(EXIT_DEADLINE);
+    assert!(!status.success(), "a passed 0.0.0.0 socket was served without --tcp-any");
+    assert!(refused.stderr().contains("--tcp-any"), "{}", refused.stderr());
+    let mut d = Daemon::start_passed(&s, &fd, ListenPid::Daemon, &["--tcp-any"], &[]);
+    d.tcp = Some(dial);
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(pid_over(&mut c), format!("{}\n", d.pid));
+    d.wait_stderr("nothing on the wire is authenticated", REPLY_DEADLINE);
+}
+
+#[test]
+fn help_says_a_passed_socket_replaces_the_post() {
+    let s = Scratch::new();
+    let out = s.command().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("LISTEN_FDS") && help.contains("does not post"), "{help}");
+    assert!(help.contains("--tcp-any"), "{help}");
+}
+
+#[test]
 fn zmx_started_by_an_activated_daemon_inherits_no_listen_variables() {
     let w = World::new(Zmx::Post);
     let agent = w.claude();

@@ -15,6 +15,7 @@
 //! `conn` on its budget), so a client that stops reading stops being read
 //! and nobody else notices.
 
+pub mod activation;
 pub(crate) mod config;
 pub(crate) mod conn;
 mod dirents;

@@ -60,6 +60,8 @@ pub enum Error {
     NotALink,
     NoAttribute,
     NoAuthFile,
+    TooManyWatches,
+    TooManyWaits,
     Io,
 }
 
@@ -117,6 +119,10 @@ impl Error {
             NoAttribute => ("No data available", libc::ENODATA as u32),
             // An .L Tauth: no authentication file to open.
             NoAuthFile => ("No such file or directory", libc::ENOENT as u32),
+            // Past --max-watches, as inotify says past its own limit.
+            TooManyWatches => ("No space left on device", libc::ENOSPC as u32),
+            // Past --max-waits: read again later.
+            TooManyWaits => ("Resource temporarily unavailable", libc::EAGAIN as u32),
             PermissionDenied => ("Permission denied", libc::EACCES as u32),
         }
     }
@@ -193,6 +199,8 @@ mod tests {
         NotALink,
         NoAttribute,
         NoAuthFile,
+        TooManyWatches,
+        TooManyWaits,
         Io,
     ];
 
@@ -396,6 +404,7 @@ mod tests {
         (ChatTooLong, ERANGE, "9pfuse has no ENOBUFS"),
         (ChatLineTooLong, ERANGE, "9pfuse has no EFBIG"),
         (NoAttribute, ERANGE, "9pfuse has no ENODATA (and speaks no .L, where this error is sent)"),
+        (TooManyWatches, ERANGE, "9pfuse has no ENOSPC"),
     ];
 
     #[test]

@@ -16,6 +16,7 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--msize BYTES] [--max-fids N] [--max-conns N]
                [--max-fids-total N] [--version-deadline MS]
                [--max-dir-entries N] [--max-chats N] [--max-chat-messages N]
+               [--max-watches N] [--max-waits N] [--rescan-interval MS]
                [--allow-hard-links] [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
@@ -60,6 +61,10 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
   --max-listed-entries N  directory entries all open directories hold (default 1048576)
   --max-chats N    transcripts whose chat index is kept (default 8)
   --max-chat-messages N  messages one chat may list (default 1048576)
+  --max-watches N  inotify watches the wait files may hold (default 8192)
+  --max-waits N    reads of wait files parked at once (default 65536)
+  --rescan-interval MS  how often /proc is rescanned while a read of
+                   /active/wait is parked (default 1000)
   --allow-hard-links  serve regular files that have more than one hard link
                    (by default they are hidden like symlinks: the other name
                    may be any file of yours)
@@ -78,6 +83,16 @@ const MAX_CONNS_DEFAULT: usize = 256;
 /// connecting; five seconds is generous to a slow machine and short enough
 /// that silent sockets cannot hold the connection slots for long.
 const VERSION_DEADLINE_MS: u64 = 5_000;
+/// inotify watches the `wait` readers hold: two an agent (its registry
+/// directory, its transcript), so thousands of agents watched, well inside
+/// Linux's default per-user limit.
+const MAX_WATCHES_DEFAULT: usize = 8192;
+/// Parked reads of `wait` files: a kernel mount with a `cat wait` per agent
+/// per terminal parks one each; about 300 bytes apiece, 20 MB at the cap.
+const MAX_WAITS_DEFAULT: usize = 65_536;
+/// New processes make no inotify event: while an `/active/wait` read is
+/// parked, `/proc` is rescanned this often, and not otherwise.
+const RESCAN_INTERVAL_MS: u64 = 1_000;
 const MAX_DIR_ENTRIES_DEFAULT: usize = 65_536;
 /// A move's clocks (the seed's): SIGKILL 5 s after SIGTERM, give up at
 /// 12 s, and wait this long for zmx to post the new session.
@@ -112,7 +127,7 @@ struct Options {
 fn main() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
     if let Some(first) = args.first().and_then(|a| a.to_str()) {
-        if matches!(first, "ls" | "cat" | "stat" | "write") {
+        if matches!(first, "ls" | "cat" | "stat" | "write" | "wait") {
             let code = nineagents::client::run(std::mem::take(&mut args));
             return ExitCode::from(code.clamp(0, 255) as u8);
         }
@@ -173,6 +188,9 @@ fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Option
         move_kill_after: millis(&mut p, "--move-kill-after", MOVE_KILL_AFTER_MS)?,
         move_give_up: millis(&mut p, "--move-give-up", MOVE_GIVE_UP_MS)?,
         move_post_deadline: millis(&mut p, "--move-post-deadline", MOVE_POST_DEADLINE_MS)?,
+        max_watches: p.opt_value_from_str("--max-watches").map_err(e)?.unwrap_or(MAX_WATCHES_DEFAULT),
+        max_waits: p.opt_value_from_str("--max-waits").map_err(e)?.unwrap_or(MAX_WAITS_DEFAULT),
+        rescan_interval: millis(&mut p, "--rescan-interval", RESCAN_INTERVAL_MS)?,
         max_chats: p.opt_value_from_str("--max-chats").map_err(e)?.unwrap_or(nineagents::chat::MAX_CHATS_DEFAULT),
         max_chat_messages: p
             .opt_value_from_str("--max-chat-messages")

@@ -37,7 +37,7 @@ fn ls_lists_the_claude_agent_and_cat_serves_every_field_from_proc_and_its_regist
     let (agent, transcript) = w.claude();
     let d = w.daemon();
     let dir = format!("/active/claude/{}", agent.pid);
-    assert_eq!(lines(&w.client_ok(&d, "ls", "/active")), ["claude", "codex", "dsh", "hermes", "omp"]);
+    assert_eq!(lines(&w.client_ok(&d, "ls", "/active")), ["claude", "codex", "dsh", "hermes", "omp", "wait"]);
     assert!(lines(&w.client_ok(&d, "ls", "/active/claude")).contains(&agent.pid.to_string().as_str()));
     assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), CLAUDE_ENTRIES);
     let cat = |field: &str| w.client_ok(&d, "cat", &format!("{dir}/{field}"));
@@ -103,7 +103,8 @@ fn every_entry_of_an_agent_stats_as_listed_with_the_length_its_read_returns() {
     let dir = format!("/active/claude/{}", agent.pid);
     let listed = c.list(&dir, F, c.msize - IOHDRSZ);
     assert_eq!(names(&listed), CLAUDE_ENTRIES);
-    for e in listed.iter().filter(|e| e.name != "chat" && e.name != "agents") {
+    // chat/ and agents/ are directories; wait is a stream whose reads park.
+    for e in listed.iter().filter(|e| !["chat", "agents", "wait"].contains(&e.name.as_str())) {
         let path = format!("{dir}/{}", e.name);
         c.walk_path(&path, G).qids();
         let stat = c.stat_ok(G);
@@ -164,8 +165,8 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
     let dir = format!("/active/codex/{}", agent.pid);
     assert!(lines(&w.client_ok(&d, "ls", "/active/codex")).contains(&agent.pid.to_string().as_str()));
     let want =
-        ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "zmx"];
-    assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), want, "codex publishes no status");
+        ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "wait", "zmx"];
+    assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), want, "a rollout without a turn event has no status");
     let cat = |field: &str| w.client_ok(&d, "cat", &format!("{dir}/{field}"));
     assert_eq!(cat("pid"), format!("{}\n", agent.pid));
     assert_eq!(cat("ppid"), format!("{}\n", std::process::id()));

@@ -135,3 +135,44 @@ fn no_code_the_binary_runs_names_cargo_manifest_dir() {
     scan(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
     assert!(found.is_empty(), "the binary would read the build directory at run time:\n{}", found.join("\n"));
 }
+
+/// `demo/change` (run as the demo's README says, in the demo's runtime
+/// dir), its output.
+fn demo_change(s: &Scratch, args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/change");
+    let out = s.command_of(&script).args(args).output().expect("run demo/change");
+    assert!(out.status.success(), "demo/change {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn demo_change_makes_the_fake_agents_wait_answer() {
+    let s = Scratch::new();
+    let d = installed_demo(&s);
+    let mut c = d.session(Dialect::P2000);
+    let before = c.list("/active/claude/48213/chat", 1, 8192).len();
+    c.walk_path("/active/claude/48213/wait", 2);
+    c.open_ok(2, OREAD);
+    let next = |c: &mut Conn, change: &[&str]| {
+        let tag = c.tag();
+        c.send(tag, &Tmsg::Read { fid: 2, offset: 0, count: 4096 });
+        demo_change(&s, change);
+        let r = c.recv();
+        assert_eq!(r.tag(), tag);
+        String::from_utf8(r.data()).unwrap()
+    };
+    assert_eq!(next(&mut c, &["status"]), "status idle\n", "the demo's agent starts busy");
+    assert_eq!(next(&mut c, &["message", r#"say "hi" \o/"#]), format!("message {before:08}-user\n"));
+    let last = format!("/active/claude/48213/chat/{before:08}-user");
+    assert_eq!(c.cat(&last, 3), b"say \"hi\" \\o/\n");
+    assert_eq!(next(&mut c, &["status", "waiting"]), "status waiting\n");
+}
+
+#[test]
+fn demo_change_with_no_demo_running_says_so() {
+    let s = Scratch::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/change");
+    let out = s.command_of(&script).arg("status").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is 9agents --demo running?"), "{out:?}");
+}

@@ -123,6 +123,11 @@ impl Agents {
         self.slots.get_mut(slot as usize).filter(|a| a.gen == gen)
     }
 
+    /// Every agent: (slot, generation, agent).
+    pub(crate) fn all(&self) -> impl Iterator<Item = (u32, u32, &Agent)> {
+        self.slots.iter().map(|(slot, a)| (slot as u32, a.gen, a))
+    }
+
     /// The agents of one harness, by pid: (pid, slot, generation).
     pub(crate) fn of_harness(&self, harness: Harness) -> Vec<(u32, u32, u32)> {
         let mut out: Vec<(u32, u32, u32)> = self

@@ -205,5 +205,32 @@ pub fn thread_name(index: &[u8], at_file_start: bool, id: &[u8]) -> Option<Vec<u
         .map(|n| super::paths::cap_text(n, super::head::TITLE_BYTES_MAX))
 }
 
+/// What codex is doing, from its rollout's turn events (`event_msg`
+/// records): after `task_started` a turn runs (`busy`), after
+/// `task_complete` or `turn_aborted` it waits for the user (`idle`). The
+/// last such record of `tail` decides; `at_file_start` is false when `tail`
+/// is the file's end, whose first line may be cut. A tail cut from a
+/// longer file that holds no turn event is in the middle of a turn long
+/// enough to have written past it: `busy`. A whole file with none has no
+/// status to say.
+pub fn turn_status(tail: &[u8], at_file_start: bool) -> Option<&'static [u8]> {
+    let last = super::head::records(tail, at_file_start)
+        .filter(|rec| json::path_is(rec, &[b"type"], b"event_msg"))
+        .filter_map(|rec| {
+            let ty = json::path(rec, &[b"payload", b"type"])?;
+            match () {
+                _ if json::str_eq(ty, b"task_started") => Some(&b"busy"[..]),
+                _ if json::str_eq(ty, b"task_complete") || json::str_eq(ty, b"turn_aborted") => Some(&b"idle"[..]),
+                _ => None,
+            }
+        })
+        .last();
+    match (last, at_file_start) {
+        (Some(word), _) => Some(word),
+        (None, false) => Some(b"busy"),
+        (None, true) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -406,10 +406,56 @@ pub(crate) fn fields(
     let title = indexed.or(hd.title);
     out.insert(Field::Title, title.as_deref().map_or_else(Vec::new, line));
     out.insert(Field::Model, hd.model.as_deref().map_or_else(Vec::new, line));
-    if let Some(status) = reg.and_then(|r| r.status) {
+    if let Some(status) = status_word(h, reg.as_ref(), tail_bytes) {
         out.insert(Field::Status, line(&status));
     }
     Some(Some(out))
+}
+
+/// The harness's own word for what the agent is doing (docs/ACTIVE.md):
+/// claude's registry `status`; codex's last turn event in its rollout's
+/// tail (`busy` after `task_started`, `idle` after the turn's end); `None`
+/// where the harness publishes nothing.
+fn status_word(h: Harness, registry: Option<&claude::Registry>, rollout_tail: &[u8]) -> Option<Vec<u8>> {
+    match h {
+        Harness::Claude => registry.and_then(|r| r.status.clone()),
+        Harness::Codex => {
+            let whole = rollout_tail.len() < TAIL_BYTES_MAX as usize;
+            codex::turn_status(rollout_tail, whole).map(<[u8]>::to_vec)
+        }
+        _ => None,
+    }
+}
+
+/// What a `wait` reader compares between reads: whether the agent is still
+/// the process it was, and its status word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Watched {
+    pub alive: bool,
+    pub status: Option<Vec<u8>>,
+}
+
+/// An agent's `Watched`, derived now from the few files it comes from: its
+/// `/proc/<pid>/stat`, and the registry record (claude) or the rollout's
+/// tail (codex). `None` while facts are missing.
+pub(crate) fn watched(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Watched> {
+    let root = Root::Harness(agent.harness);
+    let stat = facts.bytes_upto(Root::Proc, &pid_rel(agent.pid, "stat"), STAT_BYTES_MAX, needs);
+    let registry = match agent.harness {
+        Harness::Claude => facts.bytes(root, format!("sessions/{}.json", agent.pid).as_bytes(), needs),
+        _ => Some(&[][..]),
+    };
+    let tail = match (agent.harness, session.and_then(|s| s.transcript.as_deref())) {
+        (Harness::Codex, Some(rel)) => facts.tail(root, rel, TAIL_BYTES_MAX, needs),
+        _ => Some(&[][..]),
+    };
+    let (stat, registry, tail) = (stat?, registry?, tail?);
+    if !proc::is_same_process(agent.starttime, stat) {
+        return Some(Watched { alive: false, status: None });
+    }
+    let reg =
+        claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
+    Some(Watched { alive: true, status: status_word(agent.harness, reg.as_ref(), tail) })
 }
 
 /// Where a claude session keeps its subagents' transcripts (Claude Code

@@ -6,6 +6,7 @@
 //! 9agents cat [-a ADDR] PATH         a file, streamed to stdout
 //! 9agents stat [-a ADDR] PATH        every field of a stat
 //! 9agents write [-a ADDR] PATH       stdin, in Twrites of up to msize
+//! 9agents wait [-a ADDR] [PATH]      a wait file's lines as they come
 //! ```
 //!
 //! ADDR defaults to the posted name `agents`. A failure prints
@@ -27,6 +28,7 @@ usage: 9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
        9agents stat [-a ADDR] PATH
        9agents write [-a ADDR] PATH < data
+       9agents wait [-a ADDR] [PATH]       (default /active/wait)
 ADDR: unix!/path/to/socket, tcp!host!port, or a posted name (default agents)";
 
 /// The name the daemon posts itself under unless told `--name`.
@@ -38,6 +40,7 @@ enum Command {
     Cat,
     Stat,
     Write,
+    Wait,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -82,6 +85,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         Some("cat") => Command::Cat,
         Some("stat") => Command::Stat,
         Some("write") => Command::Write,
+        Some("wait") => Command::Wait,
         _ => return Err(format!("unknown subcommand {name:?}")),
     };
     let addr: Option<String> = rest.opt_value_from_str("-a").map_err(|e| e.to_string())?;
@@ -93,6 +97,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
     }
     let path = match <[OsString; 1]>::try_from(left) {
         Ok([path]) => path.into_string().map_err(|p| format!("PATH {p:?} is not UTF-8"))?,
+        Err(left) if left.is_empty() && command == Command::Wait => "/active/wait".into(),
         Err(left) if left.is_empty() => return Err("missing PATH".into()),
         Err(left) => return Err(format!("one PATH at a time, not {}", left.len())),
     };
@@ -106,6 +111,7 @@ fn execute(invocation: &Invocation) -> Result<(), Failure> {
     let result = match invocation.command {
         Command::Ls { long } => ls(&mut client, fid, long, path),
         Command::Cat => cat(&mut client, fid, path),
+        Command::Wait => wait(&mut client, fid, path),
         Command::Stat => stat(&mut client, fid, path),
         Command::Write => write(&mut client, fid, path),
     };
@@ -144,6 +150,23 @@ fn cat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
         }
         stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
         offset += n as u64;
+    }
+}
+
+/// A `wait` file's lines as they come: each read parks in the daemon until
+/// something changed and answers whole lines, printed as they arrive. It
+/// ends when the file does (the agent gone: a read of 0 bytes).
+fn wait(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+    client.open(fid, OREAD).map_err(at(path))?;
+    let mut buf = vec![0u8; client.io_max() as usize];
+    let mut stdout = io::stdout().lock();
+    loop {
+        let n = client.read_at(fid, 0, &mut buf).map_err(at(path))?;
+        if n == 0 {
+            return stdout.flush().map_err(stdout_failed);
+        }
+        stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
+        stdout.flush().map_err(stdout_failed)?;
     }
 }
 

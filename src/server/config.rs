@@ -38,6 +38,13 @@ pub struct Config {
     pub move_give_up: Duration,
     /// A move fails if zmx has not posted by then (`--move-post-deadline`, ms).
     pub move_post_deadline: Duration,
+    /// inotify watches all `wait` readers may hold (`--max-watches`).
+    pub max_watches: usize,
+    /// Reads of `wait` files parked at once (`--max-waits`).
+    pub max_waits: usize,
+    /// How often `/proc` is rescanned while an `/active/wait` read is
+    /// parked (`--rescan-interval`, ms).
+    pub rescan_interval: Duration,
     /// `--max-chats` and `--max-chat-messages`.
     pub max_chats: usize,
     pub max_chat_messages: usize,

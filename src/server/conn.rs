@@ -76,6 +76,8 @@ pub(crate) enum Opened {
     Chat { entry: ChatRef, id: u32 },
     /// A file's extended attributes (9P2000.L's Txattrwalk): none.
     Xattrs,
+    /// A `wait` file's reader (`watch`).
+    Wait(crate::server::watch::ReaderRef),
 }
 
 /// An open fid: what it reads, and a directory read's cursor (read(5):
@@ -143,6 +145,8 @@ pub(crate) struct Conn {
     pub fids_reserved: usize,
     /// Parked requests by tag, each naming its record in the server's slab.
     pub parked: HashMap<u16, usize>,
+    /// Of those, reads of `wait` files (not held to `REQS_PARKED_MAX`).
+    pub waits_parked: usize,
     /// Serve exactly this one connection and exit when it closes (`--fd`).
     pub only_one: bool,
     pub id: u64,
@@ -173,6 +177,7 @@ impl Conn {
             fids: HashMap::new(),
             fids_reserved: 0,
             parked: HashMap::new(),
+            waits_parked: 0,
             only_one: false,
             id,
             accepted: std::time::Instant::now(),
@@ -218,7 +223,9 @@ impl Conn {
     /// May the next request be decoded now? Not while the bytes it holds
     /// reach its budget or too many requests are parked.
     pub(crate) fn can_take_request(&self) -> bool {
-        self.phase != Phase::Closing && self.held_bytes() < self.budget() && self.parked.len() < REQS_PARKED_MAX
+        self.phase != Phase::Closing
+            && self.held_bytes() < self.budget()
+            && self.parked.len().saturating_sub(self.waits_parked) < REQS_PARKED_MAX
     }
 
     /// Fids it holds and will hold once its walks in flight land.

@@ -14,6 +14,8 @@ use crate::tree::{self, Attr, Loc, Part};
 
 use super::conn::{Conn, Fid, Open, Opened, Phase};
 use super::dotl::Intent;
+use super::jobs::{wait::Wait, wait_all::WaitAll};
+use super::watch::Reader;
 use super::jobs::{self, Decided, Job};
 use super::world::World;
 
@@ -213,14 +215,16 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
     }
     let loc = loc.ok_or(Error::NotFound)?;
     Ok(Some(match loc {
-        Loc::Static(i) if !w.tree.static_is_dir(i) => {
+        Loc::Static(i) if !w.tree.static_is_dir(i) && !w.tree.is_machine_wait(i) => {
             let what = Opened::Fact(i);
             conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
             let qid = w.tree.static_qid(i);
             conn.reply_open(tag, qid, w.cfg.trace);
             return Ok(None);
         }
+        Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),
         Loc::Static(i) => Job::Listing(jobs::listing::Listing::new(fid, i)),
+        Loc::Agent { slot, gen, part: Part::Wait } => Job::Wait(Box::new(Wait::open(fid, slot, gen))),
         Loc::Agent { slot, gen, part: part @ (Part::Chat | Part::ChatMsg(_)) } => {
             Job::Chat(jobs::chat::ChatView::open(fid, slot, gen, part))
         }
@@ -278,6 +282,18 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             conn.reply(tag, &Rmsg::Read { data: &text[start..end] }, trace);
             Ok(None)
         }
+        Some(Opened::Wait(reader)) => {
+            if w.waits.parked >= w.cfg.max_waits {
+                w.refusals.warn(format_args!("conn {}: at --max-waits {}", conn.id, w.cfg.max_waits));
+                return Err(Error::TooManyWaits);
+            }
+            // A line never splits: the count is what the reply may hold.
+            Ok(Some(match w.waits.reader(reader) {
+                Some(Reader::Agent { agent, .. }) => Job::Wait(Box::new(Wait::read(tag, reader, *agent, count))),
+                Some(Reader::Machine { .. }) => Job::WaitAll(Box::new(WaitAll::read(tag, reader, count))),
+                None => return Err(Error::FidNotOpen),
+            }))
+        }
         Some(Opened::Chat { entry, id }) => {
             Ok(Some(Job::ChatRead(jobs::chat_read::ChatRead::new(tag, entry, id, offset, count))))
         }
@@ -334,7 +350,7 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let loc = w.tree.loc(f.node, &w.agents).ok_or(Error::NotFound)?;
     let job = match loc {
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
-        Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_), .. } => None,
+        Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
         Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
             Some(Job::Derive(jobs::derive::Derive::stat(slot, gen, part)))
         }
@@ -348,7 +364,12 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     if w.tree.presence(&loc, &w.agents) == tree::Presence::Absent {
         return Err(Error::NotFound);
     }
-    let entry = w.tree.entry(&loc, &Attr::Skeleton, &w.agents);
+    // A wait file is a stream: length 0, a version that never moves.
+    let attr = match loc {
+        Loc::Agent { part: Part::Wait, .. } => Attr::Text { len: 0, version: 0, mtime: w.tree.started_unix() },
+        _ => Attr::Skeleton,
+    };
+    let entry = w.tree.entry(&loc, &attr, &w.agents);
     super::reply::stat_reply(&w.tree, conn, tag, &entry, None, w.cfg.trace);
     Ok(None)
 }

@@ -28,6 +28,7 @@ mod ops;
 mod park;
 mod probe;
 mod reply;
+mod watch;
 mod world;
 
 pub use config::Config;
@@ -90,6 +91,7 @@ impl Server {
     pub fn new(cfg: Config, tree: Tree, listeners: Vec<Listener>, signal_fd: OwnedFd) -> io::Result<Self> {
         let real = RealPaths::at_start(&tree);
         let chats = Pool::new(cfg.max_chats, cfg.max_chat_messages);
+        let cfg_max_watches = cfg.max_watches;
         let world = World {
             ring: Ring::new(RING_ENTRIES)?,
             cfg,
@@ -103,6 +105,7 @@ impl Server {
             refusals: Default::default(),
             moving: Default::default(),
             turn_read_bytes: 0,
+            waits: watch::Waits::new(cfg_max_watches),
         };
         Ok(Server {
             world,
@@ -144,6 +147,7 @@ impl Server {
             self.world.ring.flush();
             self.run_ready();
             self.pump_dirty();
+            self.arm_watches();
         }
         let left = self.world.ring.cancel_all()?;
         log::info!("stopped: cancelled {} operation(s) still in flight", left.len());
@@ -167,6 +171,16 @@ impl Server {
             Token::Send(idx, gen) => self.on_send(idx, gen, c.result, c.buf),
             Token::Signal => self.on_signal(c.result, &c.buf),
             Token::VersionSweep => self.sweep_versions(),
+            Token::Inotify => self.on_inotify(c.result, &c.buf),
+            Token::Exit { slot, gen } => {
+                let ids = self.world.waits.changed((slot, gen));
+                self.wake(ids);
+            }
+            Token::Rescan => {
+                self.world.waits.rescan_armed = false;
+                let ids = self.world.waits.machine_changed();
+                self.wake(ids);
+            }
             Token::Req { key, gen, op } => self.on_op(key, gen, op, c),
             Token::Discard => {}
         }
@@ -449,6 +463,40 @@ impl Server {
         }
     }
 
+    /// Keep a read on the inotify fd while watches exist, and the rescan
+    /// timer running while a read of `/active/wait` is parked.
+    fn arm_watches(&mut self) {
+        let w = &mut self.world;
+        if !w.waits.inotify_armed && !self.stopping {
+            if let Some(fd) = w.waits.inotify().map(|f| f.as_raw_fd()) {
+                w.waits.inotify_armed = true;
+                let buf = Vec::with_capacity(watch::INOTIFY_READ_BYTES);
+                let read = Sub::Read { fd, owned: None, buf, len: watch::INOTIFY_READ_BYTES as u32, offset: u64::MAX };
+                w.ring.submit(Token::Inotify, read);
+            }
+        }
+        if !w.waits.rescan_armed && w.waits.machine_waiting() && !self.stopping {
+            w.waits.rescan_armed = true;
+            let nanos = w.cfg.rescan_interval.as_nanos() as u64;
+            w.ring.submit(Token::Rescan, Sub::Timeout { nanos });
+        }
+    }
+
+    /// inotify events: the agents they concern have changed.
+    fn on_inotify(&mut self, result: i32, buf: &[u8]) {
+        self.world.waits.inotify_armed = false;
+        if result < 0 {
+            if -result != libc::ECANCELED && -result != libc::EAGAIN {
+                log::warn!("inotify: {}", io::Error::from_raw_os_error(-result));
+            }
+            return;
+        }
+        for agent in self.world.waits.agents_in(buf) {
+            let ids = self.world.waits.changed(agent);
+            self.wake(ids);
+        }
+    }
+
     fn arm_signal(&mut self) {
         let fd = self.signal_fd.as_raw_fd();
         let buf = Vec::with_capacity(SIGINFO_BYTES);
@@ -489,7 +537,7 @@ impl Server {
         let w = &self.world;
         format!(
             "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} \
-             fids_total={} held_bytes={held} job_ops={}",
+             fids_total={} held_bytes={held} job_ops={} watches={} waits={}",
             self.conns.len(),
             self.reqs.len(),
             w.ring.in_flight(),
@@ -498,6 +546,8 @@ impl Server {
             w.tree.paths_held(),
             w.fids_total,
             w.job_ops,
+            w.waits.watches(),
+            w.waits.parked,
         )
     }
 

@@ -18,6 +18,12 @@ pub(crate) enum Token {
     Signal,
     /// The sweep of connections that owe their Tversion.
     VersionSweep,
+    /// The read of the inotify fd the watches share.
+    Inotify,
+    /// The poll of a watched agent's pidfd: it exited.
+    Exit { slot: u32, gen: u32 },
+    /// The machine's rescan timer (`--rescan-interval`).
+    Rescan,
     /// An operation of a parked request: its record, its generation, and
     /// the op number its job chose.
     Req {

@@ -73,6 +73,8 @@ pub(crate) struct Record {
     charge: usize,
     /// A walk that reserved a fid in the fid caps until it lands.
     reserved_fid: bool,
+    /// A read of a `wait` file (`--max-waits`, not `REQS_PARKED_MAX`).
+    wait: bool,
     /// Records waiting for this one to finish.
     waiters: Vec<Id>,
     job: Job,
@@ -96,7 +98,8 @@ impl Reqs {
     fn insert(&mut self, owner: Owner, job: Job, charge: usize, reserved_fid: bool) -> Id {
         self.next_gen = self.next_gen.wrapping_add(1);
         let gen = self.next_gen;
-        let rec = Record { owner, gen, in_flight: 0, answered: false, charge, reserved_fid, waiters: Vec::new(), job };
+        let wait = job.is_wait();
+        let rec = Record { owner, gen, in_flight: 0, answered: false, charge, reserved_fid, wait, waiters: Vec::new(), job };
         Id { key: self.slab.insert(rec), gen }
     }
 
@@ -118,9 +121,11 @@ impl Server {
     /// Park a client's request: a record, its tag in the connection's
     /// table, and its job's first step.
     pub(super) fn park(&mut self, idx: usize, tag: u16, job: Job) {
-        let (charge, reserved) = (job.charge(), job.reserves_fid());
+        let (charge, reserved, wait) = (job.charge(), job.reserves_fid(), job.is_wait());
         let conn = &mut self.conns[idx];
         conn.charged += charge;
+        conn.waits_parked += usize::from(wait);
+        self.world.waits.parked += usize::from(wait);
         if reserved {
             conn.fids_reserved += 1;
             self.world.fids_total += 1;
@@ -172,6 +177,11 @@ impl Server {
             Step::Yield => self.reqs.ready.push(id),
             Step::WaitScan => self.wait_scan(id),
             Step::WaitChat { slot, gen, recent } => self.wait_chat(id, slot, gen, recent),
+            Step::WaitWatch(agent) => {
+                let reqs = &self.reqs;
+                self.world.waits.prune(|w| reqs.get(w).is_some_and(|r| !r.answered));
+                self.world.waits.wait_on(agent, id);
+            }
             Step::Answer(result) => self.answer(id, result),
             Step::Finished(ev) => self.finish(id, ev),
         }
@@ -246,6 +256,7 @@ impl Server {
         if let Owner::Client { conn, conn_gen, .. } = rec.owner {
             if let Some(c) = self.conns.get_mut(conn).filter(|c| c.gen == conn_gen) {
                 c.charged -= rec.charge;
+                c.waits_parked -= usize::from(rec.wait);
                 if rec.reserved_fid {
                     c.fids_reserved -= 1;
                 }
@@ -255,6 +266,7 @@ impl Server {
         if rec.reserved_fid {
             self.world.fids_total -= 1;
         }
+        self.world.waits.parked -= usize::from(rec.wait);
         let mut none = 0;
         rec.job.release(&mut Cx::of(&mut self.world, id.key, id.gen, &mut none));
     }
@@ -302,6 +314,16 @@ impl Server {
         let r = self.start_internal(Job::Refresh(Box::new(refresh)), id);
         self.reqs.refreshes.insert(key, r);
         self.step(r, Event::Start);
+    }
+
+    /// The watch these reads parked on moved: step each that is still
+    /// parked (a flushed one is gone).
+    pub(super) fn wake(&mut self, ids: Vec<Id>) {
+        for id in ids {
+            if self.reqs.get(id).is_some() {
+                self.step(id, Event::Changed);
+            }
+        }
     }
 
     /// Step every record that yielded last turn (one slice each); those

@@ -14,7 +14,10 @@ use crate::proto::{Dialect, Rmsg, WalkQids};
 use crate::tree::{Entry, Tree};
 
 use super::conn::{Conn, Fid, Open, Opened};
+use super::jobs::cx::Cursor;
 use super::jobs::Reply;
+use super::watch::{hold_for_machine, AgentKey, Reader, ReaderRef};
+use std::collections::BTreeSet;
 use super::world::World;
 
 /// Write the answer to `tag` on `conn`.
@@ -66,11 +69,55 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             }
         },
         Reply::Write { count } => conn.reply(tag, &Rmsg::Write { count }, trace),
+        Reply::Wait { reader, bytes, cursor } => {
+            if trace {
+                eprintln!("-{}-> Rread tag {tag} count {} (wait)", conn.id, bytes.len() - 11);
+            }
+            conn.outq.extend_from_slice(&bytes);
+            if let Some(cursor) = cursor {
+                move_cursor(world, reader, cursor);
+            }
+        }
         Reply::Read(bytes) => {
             if trace {
                 eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - 11);
             }
             conn.push_chunk(bytes);
+        }
+    }
+}
+
+/// A `wait` reader's lines were delivered: its cursor moves past them. A
+/// machine reader takes a watch on each agent it now knows and lets go of
+/// those it no longer does.
+fn move_cursor(world: &mut World, reader: ReaderRef, cursor: Cursor) {
+    match cursor {
+        Cursor::Agent(next) => {
+            if let Some(Reader::Agent { cursor, .. }) = world.waits.reader_mut(reader) {
+                *cursor = next;
+            }
+        }
+        Cursor::Machine(next) => {
+            let Some(Reader::Machine { held, .. }) = world.waits.reader(reader) else { return };
+            let keys: BTreeSet<AgentKey> = next.values().map(|(k, _)| *k).collect();
+            let (gone, new): (Vec<AgentKey>, Vec<AgentKey>) =
+                (held.difference(&keys).copied().collect(), keys.difference(held).copied().collect());
+            for agent in gone {
+                if let Some((fd, poll)) = world.waits.release(agent) {
+                    world.close_watch(fd, poll);
+                }
+            }
+            let mut taken = Vec::new();
+            for agent in new {
+                if hold_for_machine(&world.tree, &world.agents, &mut world.ring, &mut world.waits, agent) {
+                    taken.push(agent);
+                }
+            }
+            if let Some(Reader::Machine { cursor, held }) = world.waits.reader_mut(reader) {
+                held.retain(|k| keys.contains(k));
+                held.extend(taken);
+                *cursor = *next;
+            }
         }
     }
 }

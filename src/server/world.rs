@@ -18,6 +18,7 @@ use super::config::Config;
 use super::conn::{Conn, Opened};
 use super::limits::RateLog;
 use super::ops::Token;
+use super::watch::Waits;
 use crate::errors::Error;
 
 /// Files held open for open fids, across all connections. A fid opened on
@@ -61,6 +62,8 @@ pub(crate) struct World {
     pub moving: std::collections::HashSet<(u32, u32)>,
     /// Bytes of file reads jobs started this turn of the loop.
     pub turn_read_bytes: usize,
+    /// The `wait` readers, and the watches that wake their reads.
+    pub waits: Waits,
 }
 
 impl World {
@@ -80,7 +83,24 @@ impl World {
     /// What a fid had open is let go: an fd is closed through the ring once
     /// nothing else holds it, a snapshot's entries are given back.
     pub(crate) fn release_opened(&mut self, opened: Opened) {
-        release_opened(&mut self.ring, &mut self.held, opened);
+        match opened {
+            Opened::Wait(r) => {
+                for (fd, poll) in self.waits.remove_reader(r) {
+                    self.close_watch(fd, poll);
+                }
+            }
+            opened => release_opened(&mut self.ring, &mut self.held, opened),
+        }
+    }
+
+    /// A watch's pidfd goes: its poll cancelled, the fd closed, both
+    /// through the ring (the poll's completion comes back as an `Exit` of
+    /// an agent nobody watches any more).
+    pub(crate) fn close_watch(&mut self, fd: OwnedFd, poll: Option<usize>) {
+        if let Some(key) = poll {
+            self.ring.submit(Token::Discard, Sub::Cancel { key });
+        }
+        self.ring.submit(Token::Discard, Sub::Close { fd });
     }
 }
 

@@ -69,6 +69,8 @@ pub(crate) enum Part {
     SubModel(u32),
     /// `agents/<name>/transcript`.
     SubTranscript(u32),
+    /// `wait`: a read answers when the agent changes.
+    Wait,
 }
 
 /// A part code is its kind in the top four bits and its number (a field,
@@ -89,6 +91,7 @@ impl Part {
             Part::Sub(i) => (6, i),
             Part::SubModel(i) => (7, i),
             Part::SubTranscript(i) => (8, i),
+            Part::Wait => (9, 0),
         };
         kind << PART_PAYLOAD_BITS | (n & ((1 << PART_PAYLOAD_BITS) - 1))
     }
@@ -105,6 +108,7 @@ impl Part {
             6 => Part::Sub(n),
             7 => Part::SubModel(n),
             8 => Part::SubTranscript(n),
+            9 => Part::Wait,
             _ => return None,
         })
     }
@@ -120,6 +124,7 @@ impl Part {
             b"transcript" => Some(Part::Transcript),
             b"chat" => Some(Part::Chat),
             b"agents" => Some(Part::Agents),
+            b"wait" => Some(Part::Wait),
             _ => Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f)),
         }
     }
@@ -195,6 +200,8 @@ enum What {
     /// Where a mirror begins: the harness and the path under its base.
     Mount(Harness, &'static str),
     Fact(Fact),
+    /// `/active/wait`: a read answers when the machine's agents change.
+    Wait,
 }
 
 struct StaticNode {
@@ -241,6 +248,7 @@ const STATIC: &[StaticNode] = &[
     node("dsh", 19, What::ActiveHarness(Dsh)),
     node("hermes", 19, What::ActiveHarness(Hermes)),
     node("omp", 19, What::ActiveHarness(Omp)),
+    node("wait", 19, What::Wait),
 ];
 
 const ROOT: u16 = 0;
@@ -404,6 +412,11 @@ impl Tree {
         }
     }
 
+    /// Is `i` `/active/wait`?
+    pub(crate) fn is_machine_wait(&self, i: u16) -> bool {
+        matches!(STATIC[i as usize].what, What::Wait)
+    }
+
     /// The harness `/active/<harness>` lists, if `i` is one.
     pub(crate) fn active_harness(&self, i: u16) -> Option<Harness> {
         match STATIC[i as usize].what {
@@ -420,7 +433,7 @@ impl Tree {
         match loc {
             Loc::Static(i) if !matches!(STATIC[*i as usize].what, What::HarnessDir(_)) => Presence::Always,
             Loc::Agent { slot, gen, .. } if agents.get(*slot, *gen).is_none() => Presence::Absent,
-            Loc::Agent { part: Part::Dir | Part::Field(_) | Part::ChatMsg(_), .. } => Presence::Always,
+            Loc::Agent { part: Part::Dir | Part::Field(_) | Part::ChatMsg(_) | Part::Wait, .. } => Presence::Always,
             Loc::Agent { part: Part::Sub(_) | Part::SubModel(_), .. } => Presence::Always,
             Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {
                 Some(_) => Presence::Always,
@@ -496,6 +509,7 @@ impl Tree {
             Loc::Agent { part: Part::Chat, .. } => b"chat"[..].into(),
             Loc::Agent { part: Part::Agents, .. } => b"agents"[..].into(),
             Loc::Agent { part: Part::SubModel(_), .. } => b"model"[..].into(),
+            Loc::Agent { part: Part::Wait, .. } => b"wait"[..].into(),
             Loc::Agent { slot, gen, part: Part::Sub(i) } => {
                 agents.get(*slot, *gen).and_then(|a| a.subagents.get(*i as usize)).cloned().unwrap_or_default().into()
             }
@@ -529,6 +543,7 @@ impl Tree {
             What::Fact(f) => {
                 Qid { ty: QTFILE, version: text_version(self.fact(f).as_bytes()), path: QID_PATH_SYNTHETIC | i as u64 }
             }
+            What::Wait => Qid { ty: QTFILE, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
             _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
         }
     }
@@ -555,6 +570,7 @@ impl Tree {
             (Loc::Static(i), _) => {
                 let (mode, length) = match STATIC[*i as usize].what {
                     What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
+                    What::Wait => (0o444, 0),
                     _ => (DMDIR | 0o555, 0),
                 };
                 (self.static_qid(*i), mode, length, owned, uid, gid)

@@ -47,7 +47,7 @@ pub const CODEX_TITLE: &str = "Port the scanner";
 pub const ZMX: &str = "x";
 
 /// Every field a claude agent's directory lists, in listing order.
-pub const CLAUDE_ENTRIES: [&str; 14] = [
+pub const CLAUDE_ENTRIES: [&str; 15] = [
     "agents",
     "chat",
     "cwd",
@@ -61,6 +61,7 @@ pub const CLAUDE_ENTRIES: [&str; 14] = [
     "title",
     "transcript",
     "via",
+    "wait",
     "zmx",
 ];
 
@@ -89,7 +90,14 @@ impl Live {
 
     /// The daemon, reading the real `/proc` and this world's home.
     pub fn daemon(&self) -> Daemon {
-        Daemon::start_in(&self.scratch, &["--proc", "/proc"])
+        self.daemon_with(&[])
+    }
+
+    /// `daemon`, with `extra` flags after `--proc /proc`.
+    pub fn daemon_with(&self, extra: &[&str]) -> Daemon {
+        let mut args = vec!["--proc", "/proc"];
+        args.extend_from_slice(extra);
+        Daemon::start_in(&self.scratch, &args)
     }
 
     /// `9agents <cmd> -a unix!<sock> <path>` in this world.

@@ -234,3 +234,62 @@ fn real_session_indexes_name_their_threads() {
     let name = thread_name(&index, true, b"019e0ae5-d26a-7eb0-bba3-8aeba9c846c0").unwrap();
     assert_eq!(name, "排查 Chrome 无法联网".as_bytes());
 }
+
+fn event(ty: &str) -> String {
+    format!(r#"{{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{{"type":"{ty}","turn_id":"t"}}}}"#)
+}
+
+#[test]
+fn a_turn_started_is_busy_and_its_end_or_abort_is_idle() {
+    let meta = r#"{"type":"session_meta","payload":{"id":"x"}}"#;
+    let rollout = |events: &[&str]| {
+        let mut s = format!("{meta}\n");
+        for e in events {
+            s.push_str(&event(e));
+            s.push('\n');
+        }
+        s
+    };
+    assert_eq!(turn_status(rollout(&[]).as_bytes(), true), None, "no turn yet: no status");
+    assert_eq!(turn_status(rollout(&["task_started"]).as_bytes(), true), Some(&b"busy"[..]));
+    assert_eq!(turn_status(rollout(&["task_started", "task_complete"]).as_bytes(), true), Some(&b"idle"[..]));
+    assert_eq!(turn_status(rollout(&["task_started", "turn_aborted"]).as_bytes(), true), Some(&b"idle"[..]));
+    let again = rollout(&["task_started", "task_complete", "token_count", "task_started"]);
+    assert_eq!(turn_status(again.as_bytes(), true), Some(&b"busy"[..]), "the last turn event decides");
+}
+
+#[test]
+fn a_tail_without_a_turn_event_is_a_turn_still_running() {
+    let tail = "utput\"}}\n{\"type\":\"response_item\",\"payload\":{}}\n";
+    assert_eq!(turn_status(tail.as_bytes(), false), Some(&b"busy"[..]));
+}
+
+#[test]
+fn the_real_rollouts_end_idle_or_busy_as_their_last_turn_event_says() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts/codex");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        eprintln!("skipped: no real rollouts at {dir}");
+        return;
+    };
+    let mut seen = 0;
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let last = text
+            .lines()
+            .filter(|l| l.contains(r#""type":"event_msg""#))
+            .filter_map(|l| {
+                ["task_started", "task_complete", "turn_aborted"].into_iter().find(|t| l.contains(&format!(r#""payload":{{"type":"{t}""#)))
+            })
+            .last();
+        let want: Option<&[u8]> = match last {
+            Some("task_started") => Some(b"busy"),
+            Some(_) => Some(b"idle"),
+            None => None,
+        };
+        assert_eq!(turn_status(&bytes, true), want, "{}", path.display());
+        seen += usize::from(want.is_some());
+    }
+    assert!(seen >= 5, "the real rollouts hold turn events ({seen} did)");
+}

@@ -13,6 +13,7 @@ use super::super::config::Config;
 use super::super::conn::Opened;
 use super::super::ops::{Ops, Token};
 use super::super::probe::{Batch, Progress};
+use super::super::watch::{AgentCursor, AgentKey, MachineCursor, ReaderRef, Waits};
 use super::super::world::{Held, RealPaths, World};
 
 /// Bytes of file reads jobs may start in one turn of the loop. A burst of
@@ -35,6 +36,8 @@ pub(crate) enum Event {
     Scanned(Result<(), Error>),
     /// The chat refresh it waited for is over: the entry, or why not.
     Refreshed(Result<ChatRef, Error>),
+    /// The watch it parked on moved: what it reports may have changed.
+    Changed,
 }
 
 /// What a job does next.
@@ -52,6 +55,9 @@ pub(crate) enum Step {
     /// holds needs no new look (a kernel mount's `ls -l` asks once per
     /// message); what it lacks, and every listing, asks afresh.
     WaitChat { slot: u32, gen: u32, recent: bool },
+    /// Park it on an agent's watch (or, with `None`, the machine's) until
+    /// something there changes (`Event::Changed`).
+    WaitWatch(Option<AgentKey>),
     /// The request's answer.
     Answer(Result<Reply, Error>),
     /// A job of the daemon's own is over; its waiters are woken with this.
@@ -96,6 +102,19 @@ pub(crate) enum Reply {
     Write {
         count: u32,
     },
+    /// A `wait` read's lines (a whole Rread), and the cursor its reader
+    /// takes once they are delivered (`None`: it stays).
+    Wait {
+        reader: ReaderRef,
+        bytes: Vec<u8>,
+        cursor: Option<Cursor>,
+    },
+}
+
+/// Where a `wait` reader's cursor moves when its lines are delivered.
+pub(crate) enum Cursor {
+    Agent(AgentCursor),
+    Machine(Box<MachineCursor>),
 }
 
 /// What a job may touch.
@@ -111,6 +130,8 @@ pub(crate) struct Cx<'a> {
     pub moving: &'a mut std::collections::HashSet<(u32, u32)>,
     /// Bytes of file reads started this turn (`TURN_READ_BYTES_MAX`).
     pub turn_read_bytes: &'a mut usize,
+    /// The `wait` readers and the watches that wake them.
+    pub waits: &'a mut Waits,
 }
 
 impl Cx<'_> {
@@ -138,6 +159,7 @@ impl<'a> Cx<'a> {
             real: &mut w.real,
             moving: &mut w.moving,
             turn_read_bytes: &mut w.turn_read_bytes,
+            waits: &mut w.waits,
         }
     }
 }

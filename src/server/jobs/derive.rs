@@ -140,6 +140,9 @@ impl Derive {
             .iter()
             .map(|(f, text)| cx.tree.entry(&self.loc(Part::Field(*f)), &text_attr(cx, text), cx.agents))
             .collect();
+        // `wait` answers when the agent changes: a stream, length 0.
+        let wait = Attr::Text { len: 0, version: 0, mtime: cx.tree.started_unix() };
+        entries.push(cx.tree.entry(&self.loc(Part::Wait), &wait, cx.agents));
         if let Some(m) = transcript {
             entries.push(cx.tree.entry(&self.loc(Part::Transcript), &Attr::Disk(m), cx.agents));
             let format = crate::tree::chat_format(cx.agents, self.slot, self.gen);

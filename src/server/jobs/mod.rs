@@ -27,6 +27,8 @@
 //! | `chat.rs` | a stat or open of `chat/` or a message, the index fresh | Rstat, Ropen |
 //! | `chat_read.rs` | a Tread of a chat message | Rread |
 //! | `moves.rs` | a Twrite to `zmx`: the move | Rwrite |
+//! | `wait.rs` | an open or read of an agent's `wait`: parks until the agent changes | Ropen, Rread |
+//! | `wait_all.rs` | the same for `/active/wait` | Ropen, Rread |
 
 pub(crate) mod chat;
 pub(crate) mod chat_read;
@@ -40,6 +42,8 @@ pub(crate) mod read;
 pub(crate) mod refresh;
 pub(crate) mod scan;
 pub(crate) mod stat;
+pub(crate) mod wait;
+pub(crate) mod wait_all;
 pub(crate) mod walk;
 
 pub(crate) use cx::{Cx, Event, Reply, Step, Wake};
@@ -61,6 +65,8 @@ pub(crate) enum Job {
     Chat(chat::ChatView),
     ChatRead(chat_read::ChatRead),
     Move(Box<moves::Move>),
+    Wait(Box<wait::Wait>),
+    WaitAll(Box<wait_all::WaitAll>),
 }
 
 impl Job {
@@ -77,6 +83,8 @@ impl Job {
             Job::Chat(j) => j.step(ev, cx),
             Job::ChatRead(j) => j.step(ev, cx),
             Job::Move(j) => j.step(ev, cx),
+            Job::Wait(j) => j.step(ev, cx),
+            Job::WaitAll(j) => j.step(ev, cx),
         }
     }
 
@@ -96,6 +104,8 @@ impl Job {
             Job::Chat(_) => {}
             Job::ChatRead(j) => j.release(cx),
             Job::Move(j) => j.release(cx),
+            Job::Wait(j) => j.release(cx),
+            Job::WaitAll(j) => j.release(cx),
         }
     }
 
@@ -113,6 +123,13 @@ impl Job {
     /// newfid): it counts against the fid caps while in flight.
     pub(crate) fn reserves_fid(&self) -> bool {
         matches!(self, Job::Walk(w) if w.makes_fid())
+    }
+
+    /// A read of a `wait` file parks for as long as nothing changes; it
+    /// holds no buffer, and does not count against a connection's cap on
+    /// ordinary parked requests (`--max-waits` bounds them instead).
+    pub(crate) fn is_wait(&self) -> bool {
+        matches!(self, Job::Wait(_) | Job::WaitAll(_))
     }
 
     /// A move pins its record: it runs to its end when nobody wants its

@@ -1,0 +1,478 @@
+//! Notifications: the readers of `wait` files, and the watches that say
+//! when something they report may have changed.
+//!
+//! A **reader** is one open of a `wait` file: an agent's
+//! (`/active/<h>/<pid>/wait`: its status, its chat's message count, whether
+//! it lives) or the machine's (`/active/wait`: which agents there are, and
+//! each one's status). It remembers what it last reported (its cursor), so
+//! changes made while no read is parked come with the next read; its cursor
+//! moves only when a reply carrying the change is delivered, so a flushed
+//! read loses nothing.
+//!
+//! A **watch** is what wakes a parked read. An agent's watch is inotify
+//! watches (through the ring: a read of the inotify fd) on the files its
+//! status and chat come from — claude's `sessions/` directory (its record
+//! is `<pid>.json`), the transcript — and a poll of a pidfd for its exit.
+//! Every event bumps the watch's sequence number and steps the reads parked
+//! on it; a read compares the sequence it evaluated at with the current one
+//! before it parks, so an event that lands while it is evaluating is never
+//! missed. The machine's watch is woken by every agent's, and by a rescan
+//! timer (`--rescan-interval`) while one of its reads is parked: new
+//! processes make no inotify event.
+//!
+//! Watches are counted (`--max-watches` inotify watches in all); an open
+//! that needs one past the cap is refused (`No space left on device`, as
+//! inotify says), and a watch goes when its last reader does.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+use slab::Slab;
+
+use crate::active::agents::Agents;
+use crate::errors::Error;
+use crate::harness::Harness;
+use crate::ring::{Ring, Sub};
+use crate::tree::{Backing, Loc, Part, Tree};
+
+use super::ops::Token;
+
+use super::park::Id;
+
+/// The bytes of one read of the inotify fd: room for a hundred events
+/// with names (each 16 bytes and a name of up to 255).
+pub(crate) const INOTIFY_READ_BYTES: usize = 8 * 1024;
+
+/// An agent, as the watches name it: its slot and generation.
+pub(crate) type AgentKey = (u32, u32);
+
+/// What a reader of an agent's `wait` last reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AgentCursor {
+    pub status: Option<Vec<u8>>,
+    /// Messages reported (or there at the open).
+    pub messages: usize,
+    pub gone: bool,
+}
+
+/// What the reader of `/active/wait` last reported: every agent it knows,
+/// by harness and pid, with its slot and status.
+pub(crate) type MachineCursor = std::collections::BTreeMap<(Harness, u32), (AgentKey, Option<Vec<u8>>)>;
+
+pub(crate) enum Reader {
+    Agent { agent: AgentKey, cursor: AgentCursor },
+    /// The machine's reader, and the agents it holds watches on.
+    Machine { cursor: MachineCursor, held: std::collections::BTreeSet<AgentKey> },
+}
+
+/// A reader's handle: its slot and generation (a reader's slot is reused
+/// once it is clunked; a read still in flight must not move another's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReaderRef {
+    pub key: usize,
+    pub gen: u32,
+}
+
+/// One inotify watch descriptor, and who it is for: the agents watching
+/// it, each with the name an event must carry (a directory's) or none (a
+/// file's own events).
+struct Wd {
+    users: Vec<(AgentKey, Option<Vec<u8>>)>,
+}
+
+/// One agent's watch.
+#[derive(Default)]
+pub(crate) struct AgentWatch {
+    /// Readers that hold it (agent readers, and machine readers that know
+    /// the agent).
+    refs: usize,
+    wds: Vec<i32>,
+    /// The pidfd whose poll says the agent exited, and the poll's ring key
+    /// (cancelled when the watch goes).
+    pub pidfd: Option<OwnedFd>,
+    pub poll: Option<usize>,
+    pub seq: u64,
+    waiting: Vec<Id>,
+}
+
+#[derive(Default)]
+struct MachineWatch {
+    readers: usize,
+    seq: u64,
+    waiting: Vec<Id>,
+}
+
+/// A file to watch for an agent: its place on disk, and for a directory
+/// the name of the one entry that matters.
+pub(crate) struct WatchPath {
+    pub backing: Backing,
+    pub name: Option<Vec<u8>>,
+}
+
+pub(crate) struct Waits {
+    readers: Slab<(u32, Reader)>,
+    next_gen: u32,
+    inotify: Option<OwnedFd>,
+    /// Whether a read of the inotify fd is in flight.
+    pub inotify_armed: bool,
+    wds: HashMap<i32, Wd>,
+    agents: HashMap<AgentKey, AgentWatch>,
+    machine: MachineWatch,
+    /// Whether the machine's rescan timer is in flight.
+    pub rescan_armed: bool,
+    /// Reads of `wait` files parked now (`--max-waits`).
+    pub parked: usize,
+    max_watches: usize,
+}
+
+impl Waits {
+    pub(crate) fn new(max_watches: usize) -> Waits {
+        Waits {
+            readers: Slab::new(),
+            next_gen: 0,
+            inotify: None,
+            inotify_armed: false,
+            wds: HashMap::new(),
+            agents: HashMap::new(),
+            machine: MachineWatch::default(),
+            rescan_armed: false,
+            parked: 0,
+            max_watches,
+        }
+    }
+
+    // -- readers ------------------------------------------------------------
+
+    pub(crate) fn add_reader(&mut self, r: Reader) -> ReaderRef {
+        self.next_gen = self.next_gen.wrapping_add(1);
+        if matches!(r, Reader::Machine { .. }) {
+            self.machine.readers += 1;
+        }
+        ReaderRef { key: self.readers.insert((self.next_gen, r)), gen: self.next_gen }
+    }
+
+    pub(crate) fn reader(&self, r: ReaderRef) -> Option<&Reader> {
+        self.readers.get(r.key).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
+    }
+
+    pub(crate) fn reader_mut(&mut self, r: ReaderRef) -> Option<&mut Reader> {
+        self.readers.get_mut(r.key).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
+    }
+
+    /// A reader is clunked: its watches go with it when it was the last.
+    /// Returns the pidfds (and their polls) to cancel and close through the
+    /// ring.
+    pub(crate) fn remove_reader(&mut self, r: ReaderRef) -> Vec<(OwnedFd, Option<usize>)> {
+        if self.reader(r).is_none() {
+            return Vec::new();
+        }
+        let (_, reader) = self.readers.remove(r.key);
+        match reader {
+            Reader::Agent { agent, .. } => self.release(agent).into_iter().collect(),
+            Reader::Machine { held, .. } => {
+                self.machine.readers -= 1;
+                held.into_iter().filter_map(|agent| self.release(agent)).collect()
+            }
+        }
+    }
+
+    // -- watches ------------------------------------------------------------
+
+    /// Watches in use (inotify watch descriptors, each counted once).
+    pub(crate) fn watches(&self) -> usize {
+        self.wds.len()
+    }
+
+    /// Take a reference on `agent`'s watch, making it (its inotify watches
+    /// on `paths`) on the first. `Ok(true)` when it was made now (`hold`
+    /// arms its exit poll).
+    fn acquire(&mut self, agent: AgentKey, paths: &[WatchPath]) -> Result<bool, Error> {
+        if let Some(w) = self.agents.get_mut(&agent) {
+            w.refs += 1;
+            return Ok(false);
+        }
+        // Counted as if none were shared: a cap is a bound, not a guess.
+        if self.wds.len() + paths.len() > self.max_watches {
+            return Err(Error::TooManyWatches);
+        }
+        self.inotify_fd()?;
+        let fd = self.inotify.take().expect("made above");
+        let added = self.add_all(agent, &fd, paths);
+        self.inotify = Some(fd);
+        let wds = added?;
+        self.agents.insert(agent, AgentWatch { refs: 1, wds, ..AgentWatch::default() });
+        Ok(true)
+    }
+
+    /// Add the watches of `paths` for `agent`; none of them if one fails.
+    fn add_all(&mut self, agent: AgentKey, fd: &OwnedFd, paths: &[WatchPath]) -> Result<Vec<i32>, Error> {
+        let mut wds = Vec::new();
+        for p in paths {
+            match add_watch(fd, p) {
+                Ok(wd) => {
+                    self.wds.entry(wd).or_insert_with(|| Wd { users: Vec::new() }).users.push((agent, p.name.clone()));
+                    wds.push(wd);
+                }
+                // A file not there yet (a registry written later) is simply
+                // not watched; its directory's other events still wake.
+                Err(libc::ENOENT) => {}
+                Err(e) => {
+                    self.drop_wds_with(fd, agent, &wds);
+                    return Err(if e == libc::ENOSPC { Error::TooManyWatches } else { Error::from_errno(e) });
+                }
+            }
+        }
+        Ok(wds)
+    }
+
+    /// Drop a reference; the last removes the watch. The pidfd it held (and
+    /// its poll), for the ring to cancel and close.
+    pub(crate) fn release(&mut self, agent: AgentKey) -> Option<(OwnedFd, Option<usize>)> {
+        let w = self.agents.get_mut(&agent)?;
+        w.refs -= 1;
+        if w.refs > 0 {
+            return None;
+        }
+        let w = self.agents.remove(&agent).expect("looked up above");
+        self.drop_wds(agent, &w.wds);
+        w.pidfd.map(|fd| (fd, w.poll))
+    }
+
+    fn drop_wds(&mut self, agent: AgentKey, wds: &[i32]) {
+        if let Some(fd) = self.inotify.take() {
+            self.drop_wds_with(&fd, agent, wds);
+            self.inotify = Some(fd);
+        }
+    }
+
+    fn drop_wds_with(&mut self, fd: &OwnedFd, agent: AgentKey, wds: &[i32]) {
+        for wd in wds {
+            let Some(entry) = self.wds.get_mut(wd) else { continue };
+            entry.users.retain(|(a, _)| *a != agent);
+            if entry.users.is_empty() {
+                self.wds.remove(wd);
+                // The watch may be gone already (its file deleted).
+                let _ = rustix::fs::inotify::remove_watch(fd, *wd);
+            }
+        }
+    }
+
+    fn inotify_fd(&mut self) -> Result<&OwnedFd, Error> {
+        if self.inotify.is_none() {
+            let flags = rustix::fs::inotify::CreateFlags::CLOEXEC | rustix::fs::inotify::CreateFlags::NONBLOCK;
+            let fd = rustix::fs::inotify::init(flags).map_err(|e| Error::from_errno(e.raw_os_error()))?;
+            self.inotify = Some(fd);
+        }
+        Ok(self.inotify.as_ref().expect("made above"))
+    }
+
+    /// The inotify fd, while watches exist (the loop keeps a read on it).
+    pub(crate) fn inotify(&self) -> Option<&OwnedFd> {
+        self.inotify.as_ref().filter(|_| !self.wds.is_empty())
+    }
+
+    /// The sequence number an agent's (or, with `None`, the machine's)
+    /// evaluation starts from.
+    pub(crate) fn seq(&self, agent: Option<AgentKey>) -> u64 {
+        match agent {
+            Some(a) => self.agents.get(&a).map_or(0, |w| w.seq),
+            None => self.machine.seq,
+        }
+    }
+
+    /// Park `id` on an agent's watch (or the machine's).
+    pub(crate) fn wait_on(&mut self, agent: Option<AgentKey>, id: Id) {
+        match agent {
+            Some(a) => {
+                if let Some(w) = self.agents.get_mut(&a) {
+                    w.waiting.push(id);
+                }
+            }
+            None => self.machine.waiting.push(id),
+        }
+    }
+
+    /// Drop waiters that are no longer parked (flushed reads), once a list
+    /// has grown: a client flushing and re-reading without an event must
+    /// not grow it without end.
+    pub(crate) fn prune(&mut self, live: impl Fn(Id) -> bool) {
+        let prune = |v: &mut Vec<Id>| {
+            if v.len() >= 64 && v.len().is_power_of_two() {
+                v.retain(|id| live(*id));
+            }
+        };
+        prune(&mut self.machine.waiting);
+        for w in self.agents.values_mut() {
+            prune(&mut w.waiting);
+        }
+    }
+
+    /// Something changed for `agent`: its watch's sequence moves, and the
+    /// reads parked on it and on the machine's are handed back to step.
+    pub(crate) fn changed(&mut self, agent: AgentKey) -> Vec<Id> {
+        let mut woken = self.machine_changed();
+        if let Some(w) = self.agents.get_mut(&agent) {
+            w.seq += 1;
+            woken.append(&mut w.waiting);
+        }
+        woken
+    }
+
+    /// The machine may have changed (a rescan is due): its reads step.
+    pub(crate) fn machine_changed(&mut self) -> Vec<Id> {
+        self.machine.seq += 1;
+        std::mem::take(&mut self.machine.waiting)
+    }
+
+    /// Whether a machine read is parked (the rescan timer runs only then).
+    pub(crate) fn machine_waiting(&self) -> bool {
+        !self.machine.waiting.is_empty()
+    }
+
+    /// The agents an inotify event buffer names, each once.
+    pub(crate) fn agents_in(&self, events: &[u8]) -> Vec<AgentKey> {
+        let mut out: Vec<AgentKey> = Vec::new();
+        for (wd, name) in parse_events(events) {
+            let Some(entry) = self.wds.get(&wd) else { continue };
+            for (agent, want) in &entry.users {
+                let hit = want.as_deref().is_none_or(|w| w == name);
+                if hit && !out.contains(agent) {
+                    out.push(*agent);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Take a reference on `agent`'s watch for a reader. The first makes it:
+/// inotify watches on what its facts come from (`watch_paths`) and the
+/// watch on its exit (`arm_exit`).
+pub(crate) fn hold(
+    tree: &Tree,
+    agents: &Agents,
+    ring: &mut Ring<Token>,
+    waits: &mut Waits,
+    agent: AgentKey,
+) -> Result<(), Error> {
+    if waits.acquire(agent, &watch_paths(tree, agents, agent))? {
+        arm_exit(tree, ring, agents, waits, agent);
+    }
+    Ok(())
+}
+
+/// `hold`, for a machine reader: past the cap it goes without the watch
+/// (logged; the rescans still see the agent come and go). Whether held.
+pub(crate) fn hold_for_machine(
+    tree: &Tree,
+    agents: &Agents,
+    ring: &mut Ring<Token>,
+    waits: &mut Waits,
+    agent: AgentKey,
+) -> bool {
+    let held = hold(tree, agents, ring, waits, agent);
+    held.map_err(|e| log::warn!("/active/wait: no watch on an agent: {}", e.text())).is_ok()
+}
+
+/// What an agent's watch watches: for claude, its registry directory
+/// (`sessions/`, the event naming `<pid>.json`: the record is rewritten,
+/// maybe renamed into place); for every harness, its transcript, where the
+/// chat grows and codex's turns are recorded. Under a fixture `--proc`,
+/// the agent's `<pid>` directory there too: its removal is the exit.
+fn watch_paths(tree: &Tree, agents: &Agents, agent: AgentKey) -> Vec<WatchPath> {
+    let Some(a) = agents.get(agent.0, agent.1) else { return Vec::new() };
+    let pid = a.found.pid.to_string().into_bytes();
+    let mut out = Vec::new();
+    if a.found.harness == Harness::Claude {
+        let name = [&pid[..], b".json"].concat();
+        out.extend(tree.beneath(a.found.harness, b"sessions".to_vec()).map(|b| WatchPath { backing: b, name: Some(name) }));
+    }
+    let transcript = Loc::Agent { slot: agent.0, gen: agent.1, part: Part::Transcript };
+    out.extend(tree.backing(&transcript, agents).map(|b| WatchPath { backing: b, name: None }));
+    if !real_proc(tree) {
+        let backing = Backing { base: tree.proc_base().clone(), rel: c".".into() };
+        out.push(WatchPath { backing, name: Some(pid) });
+    }
+    out
+}
+
+/// Whether `--proc` is the kernel's: its processes' exits are polled
+/// through pidfds. A fixture's pids name no process of this machine (or
+/// the wrong one), so there the exit is its directory's removal.
+fn real_proc(tree: &Tree) -> bool {
+    tree.proc_base().as_bytes() == b"/proc"
+}
+
+/// A watch made now gets its exit poll: a pidfd of the agent, polled
+/// through the ring (`Token::Exit`). With none — the agent has gone
+/// already — the reader's evaluation says so.
+fn arm_exit(tree: &Tree, ring: &mut Ring<Token>, agents: &Agents, waits: &mut Waits, agent: AgentKey) {
+    let Some(pid) = agents.get(agent.0, agent.1).map(|a| a.found.pid) else { return };
+    if !real_proc(tree) {
+        return;
+    }
+    if let (Ok(fd), Some(w)) = (crate::sys::pidfd_open(pid), waits.agents.get_mut(&agent)) {
+        let (slot, gen) = agent;
+        w.poll = Some(ring.submit(Token::Exit { slot, gen }, Sub::PollIn { fd: fd.as_raw_fd() }));
+        w.pidfd = Some(fd);
+    }
+}
+
+/// Add an inotify watch on `p`: a directory's entries written, created,
+/// moved in, deleted; a file's appends and truncations. Symlinks are never
+/// followed (the path is the mirror's: base and checked names).
+fn add_watch(fd: &OwnedFd, p: &WatchPath) -> Result<i32, i32> {
+    use rustix::fs::inotify::WatchFlags as W;
+    let mut path = p.backing.base.as_bytes().to_vec();
+    path.push(b'/');
+    path.extend_from_slice(p.backing.rel.as_bytes());
+    let path = CString::new(path).map_err(|_| libc::EINVAL)?;
+    let flags = match p.name {
+        Some(_) => W::CLOSE_WRITE | W::MOVED_TO | W::CREATE | W::DELETE | W::MODIFY | W::ONLYDIR,
+        None => W::MODIFY | W::CLOSE_WRITE | W::ATTRIB | W::DELETE_SELF | W::MOVE_SELF,
+    } | W::DONT_FOLLOW;
+    rustix::fs::inotify::add_watch(fd.as_fd(), path.as_c_str(), flags).map_err(|e| e.raw_os_error())
+}
+
+/// The (wd, name) of each event in a buffer read from an inotify fd:
+/// wd[4] mask[4] cookie[4] len[4] name[len], NUL-padded.
+fn parse_events(buf: &[u8]) -> impl Iterator<Item = (i32, &[u8])> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let head = buf.get(at..at + 16)?;
+        let wd = i32::from_ne_bytes(head[0..4].try_into().ok()?);
+        let len = u32::from_ne_bytes(head[12..16].try_into().ok()?) as usize;
+        let raw = buf.get(at + 16..at + 16 + len)?;
+        at += 16 + len;
+        let name = &raw[..memchr::memchr(0, raw).unwrap_or(raw.len())];
+        Some((wd, name))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(wd: i32, name: &[u8]) -> Vec<u8> {
+        let len = if name.is_empty() { 0 } else { (name.len() + 1).next_multiple_of(16) };
+        let mut e = Vec::new();
+        e.extend_from_slice(&wd.to_ne_bytes());
+        e.extend_from_slice(&2u32.to_ne_bytes());
+        e.extend_from_slice(&0u32.to_ne_bytes());
+        e.extend_from_slice(&(len as u32).to_ne_bytes());
+        let mut n = name.to_vec();
+        n.resize(len, 0);
+        e.extend(n);
+        e
+    }
+
+    #[test]
+    fn events_parse_to_their_watch_and_name() {
+        let mut buf = event(3, b"");
+        buf.extend(event(4, b"123.json"));
+        let got: Vec<(i32, Vec<u8>)> = parse_events(&buf).map(|(wd, n)| (wd, n.to_vec())).collect();
+        assert_eq!(got, vec![(3, Vec::new()), (4, b"123.json".to_vec())]);
+        assert_eq!(parse_events(&buf[..20]).count(), 1, "a cut event is not read");
+    }
+}

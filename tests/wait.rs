@@ -1,0 +1,341 @@
+//! `wait` files: a read that answers when an agent changes (issue
+//! "Notifications"). Real agents (copies of /bin/sleep named after their
+//! harness, as tests/active_live.rs runs them), their registry records and
+//! transcripts changed on disk while a read is parked.
+
+mod active_fakes;
+mod chat_fakes;
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::time::Duration;
+
+use active_fakes::*;
+use common::*;
+
+/// How long a change may take to reach a parked read. Generous: the
+/// latency itself is measured in bench/.
+const WAKE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Open `path` on `fid` for reading.
+fn open_wait(c: &mut Conn, path: &str, fid: u32) {
+    c.walk_path(path, fid);
+    c.open_ok(fid, OREAD);
+}
+
+/// Send a read of a wait file on a fresh tag; the tag.
+fn send_read(c: &mut Conn, fid: u32) -> u16 {
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid, offset: 0, count: 8192 });
+    tag
+}
+
+/// The answer to the read on `tag`, as text.
+fn answer(c: &mut Conn, tag: u16) -> String {
+    c.set_read_timeout(WAKE_DEADLINE);
+    let r = c.recv();
+    c.set_read_timeout(REPLY_DEADLINE);
+    assert_eq!(r.tag(), tag, "{r:?}");
+    String::from_utf8(r.data().to_vec()).unwrap()
+}
+
+/// Assert nothing arrives on `c` for a moment (a parked read stays parked).
+fn assert_parked(c: &mut Conn) {
+    c.set_read_timeout(Duration::from_millis(300));
+    if let Ok(r) = c.next() {
+        panic!("a parked read answered with nothing changed: {r:?}");
+    }
+    c.set_read_timeout(REPLY_DEADLINE);
+}
+
+fn set_status(w: &Live, agent: &Agent, status: &str) {
+    let path = w.scratch.home.join(format!(".claude/sessions/{}.json", agent.pid));
+    let record = fs::read_to_string(&path).unwrap();
+    let at = record.find(r#""status":""#).unwrap() + r#""status":""#.len();
+    let end = at + record[at..].find('"').unwrap();
+    let new = format!("{}{status}{}", &record[..at], &record[end..]);
+    // As Claude Code does: the record rewritten whole.
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, new).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+}
+
+fn append(transcript: &std::path::Path, line: &str) {
+    let mut f = fs::OpenOptions::new().append(true).open(transcript).unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+#[test]
+fn a_parked_read_answers_the_status_change_then_each_new_message() {
+    let w = Live::new();
+    let (agent, transcript) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000u);
+    let dir = format!("/active/claude/{}", agent.pid);
+    let listed = c.list(&dir, 3, 8192);
+    let wait = listed.iter().find(|e| e.name == "wait").expect("an agent's directory lists wait");
+    assert_eq!((wait.length, wait.mode & DMDIR), (0, 0));
+    let before = c.list(&format!("{dir}/chat"), 4, 8192).len();
+
+    open_wait(&mut c, &format!("{dir}/wait"), 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    set_status(&w, &agent, "busy");
+    assert_eq!(answer(&mut c, tag), "status busy\n");
+
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    append(&transcript, &chat_fakes::claude_user("are you there?", 500));
+    assert_eq!(answer(&mut c, tag), format!("message {before:08}-user\n"));
+}
+
+#[test]
+fn changes_made_while_no_read_is_parked_come_with_the_next_read_oldest_first() {
+    let w = Live::new();
+    let (agent, transcript) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000);
+    let dir = format!("/active/claude/{}", agent.pid);
+    let before = c.list(&format!("{dir}/chat"), 4, 8192).len();
+    open_wait(&mut c, &format!("{dir}/wait"), 1);
+    set_status(&w, &agent, "busy");
+    append(&transcript, &chat_fakes::claude_user("one", 500));
+    append(&transcript, &chat_fakes::claude_assistant("two", 501));
+    let tag = send_read(&mut c, 1);
+    let got = answer(&mut c, tag);
+    let want = format!("status busy\nmessage {:08}-user\nmessage {:08}-assistant\n", before, before + 1);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn every_reader_of_one_file_gets_every_change() {
+    let w = Live::new();
+    let (agent, _) = w.claude();
+    let d = w.daemon();
+    let path = format!("/active/claude/{}/wait", agent.pid);
+    let mut readers: Vec<Conn> = (0..3).map(|_| d.session(Dialect::P2000)).collect();
+    let mut same = d.session(Dialect::P2000);
+    for c in &mut readers {
+        open_wait(c, &path, 1);
+    }
+    // Two opens on one connection are two readers too.
+    open_wait(&mut same, &path, 1);
+    open_wait(&mut same, &path, 2);
+    let tags: Vec<u16> = readers.iter_mut().map(|c| send_read(c, 1)).collect();
+    let (t1, t2) = (send_read(&mut same, 1), send_read(&mut same, 2));
+    set_status(&w, &agent, "waiting");
+    for (c, tag) in readers.iter_mut().zip(tags) {
+        assert_eq!(answer(c, tag), "status waiting\n");
+    }
+    same.set_read_timeout(WAKE_DEADLINE);
+    let (a, b) = (same.recv(), same.recv());
+    let mut tags = [a.tag(), b.tag()];
+    tags.sort();
+    assert_eq!(tags, [t1.min(t2), t1.max(t2)], "both reads on one connection answered");
+    assert_eq!((a.data(), b.data()), (b"status waiting\n".to_vec(), b"status waiting\n".to_vec()));
+}
+
+#[test]
+fn an_agent_that_exits_answers_gone_and_then_every_read_is_empty() {
+    let w = Live::new();
+    let (mut agent, _) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000u);
+    open_wait(&mut c, &format!("/active/claude/{}/wait", agent.pid), 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    agent.kill();
+    assert_eq!(answer(&mut c, tag), "gone\n");
+    assert!(c.read_ok(1, 0, 100).is_empty(), "after gone a read is the end of the file");
+}
+
+#[test]
+fn a_flushed_read_sends_nothing_but_rflush_and_its_change_comes_with_the_next() {
+    let w = Live::new();
+    let (agent, _) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000);
+    open_wait(&mut c, &format!("/active/claude/{}/wait", agent.pid), 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    let flush = c.tag();
+    c.send(flush, &Tmsg::Flush { oldtag: tag });
+    let r = c.recv();
+    assert_eq!((r.tag(), r.msg()), (flush, Rmsg::Flush));
+    set_status(&w, &agent, "busy");
+    assert_parked(&mut c);
+    let tag = send_read(&mut c, 1);
+    assert_eq!(answer(&mut c, tag), "status busy\n", "the change was not lost with the flush");
+}
+
+#[test]
+fn a_hang_up_with_reads_parked_gives_back_every_watch() {
+    let w = Live::new();
+    let (agent, _) = w.claude();
+    let d = w.daemon();
+    {
+        let mut c = d.session(Dialect::P2000);
+        for fid in 1..=20 {
+            open_wait(&mut c, &format!("/active/claude/{}/wait", agent.pid), fid);
+            send_read(&mut c, fid);
+        }
+        assert_parked(&mut c);
+        let st = d.status_line();
+        assert_eq!((st.get("waits"), st.get("watches")), (20, 2), "{st:?}");
+    }
+    let settled = d.settled_status(&["waits", "watches", "reqs"], 3);
+    assert_eq!((settled.get("waits"), settled.get("watches"), settled.get("reqs")), (0, 0, 0));
+}
+
+#[test]
+fn many_parked_waits_on_one_connection_do_not_stop_it_taking_requests() {
+    let w = Live::new();
+    let (agent, _) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000);
+    // Past REQS_PARKED_MAX (64): waits are not ordinary parked requests.
+    for fid in 1..=200 {
+        open_wait(&mut c, &format!("/active/claude/{}/wait", agent.pid), fid);
+        send_read(&mut c, fid);
+    }
+    assert_eq!(c.cat("/pid", 500), format!("{}\n", d.pid).as_bytes(), "the connection still answers");
+    set_status(&w, &agent, "busy");
+    c.set_read_timeout(WAKE_DEADLINE);
+    for _ in 0..200 {
+        assert_eq!(c.recv().data(), b"status busy\n");
+    }
+}
+
+/// The machine wait's next `n` lines about `pid`, read as they come: the
+/// daemon reads the real /proc, so other tests' agents come and go in the
+/// same answers.
+fn machine_lines_about(c: &mut Conn, fid: u32, pid: u32, n: usize) -> Vec<String> {
+    let mut got = Vec::new();
+    let deadline = std::time::Instant::now() + WAKE_DEADLINE;
+    while got.len() < n {
+        assert!(std::time::Instant::now() < deadline, "only {got:?} about {pid} came");
+        let tag = send_read(c, fid);
+        let text = answer(c, tag);
+        let about = text.lines().filter(|l| l.split(' ').nth(2) == Some(&pid.to_string()));
+        got.extend(about.map(str::to_owned));
+    }
+    got
+}
+
+#[test]
+fn the_machine_wait_reports_an_agent_that_starts_and_one_that_exits() {
+    let w = Live::new();
+    let d = w.daemon_with(&["--rescan-interval", "100"]);
+    let mut c = d.session(Dialect::P2000u);
+    open_wait(&mut c, "/active/wait", 1);
+    let (mut agent, _) = w.claude();
+    let pid = agent.pid;
+    let want = [format!("new claude {pid}"), format!("status claude {pid} {CLAUDE_STATUS}")];
+    assert_eq!(machine_lines_about(&mut c, 1, pid, 2), want);
+    set_status(&w, &agent, "busy");
+    assert_eq!(machine_lines_about(&mut c, 1, pid, 1), [format!("status claude {pid} busy")]);
+    agent.kill();
+    assert_eq!(machine_lines_about(&mut c, 1, pid, 1), [format!("gone claude {pid}")]);
+}
+
+#[test]
+fn past_the_watch_cap_an_open_of_wait_is_refused_no_space_left_on_device() {
+    let w = Live::new();
+    let (a, _) = w.claude();
+    let (b, _) = w.claude();
+    let d = w.daemon_with(&["--max-watches", "2"]);
+    let mut c = d.session(Dialect::P2000u);
+    open_wait(&mut c, &format!("/active/claude/{}/wait", a.pid), 1);
+    c.walk_path(&format!("/active/claude/{}/wait", b.pid), 2);
+    let (text, errno) = c.open(2, OREAD).expect_error();
+    assert_eq!((text.as_str(), errno), ("No space left on device", libc::ENOSPC as u32));
+    c.clunk_ok(1);
+    c.open_ok(2, OREAD);
+}
+
+#[test]
+fn the_built_in_client_prints_the_lines_as_they_come() {
+    let w = Live::new();
+    let (mut agent, _) = w.claude();
+    let d = w.daemon();
+    let addr = format!("unix!{}", arg(d.socket.as_ref().unwrap()));
+    let path = format!("/active/claude/{}/wait", agent.pid);
+    let mut cmd = w.scratch.command();
+    cmd.args(["wait", "-a", &addr, &path]).stdout(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // Its open is in place once the daemon holds its watch.
+    poll(WAKE_DEADLINE, || (d.status_line().get("watches") > 0).then_some(())).expect("the client opened wait");
+    set_status(&w, &agent, "busy");
+    poll(WAKE_DEADLINE, || (d.status_line().get("waits") > 0).then_some(()));
+    agent.kill();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "status busy\ngone\n");
+    assert!(out.status.success());
+}
+
+/// A daemon on `fx`'s fixture `/proc`, rescanning it often.
+fn fixture_daemon(fx: &Fixture) -> Daemon {
+    Daemon::start_in(&fx.scratch, &["--proc", arg(&fx.proc.dir), "--rescan-interval", "100"])
+}
+
+#[test]
+fn on_a_fixture_proc_the_machine_wait_reports_a_process_that_starts_and_one_that_exits() {
+    let fx = Fixture::new();
+    fx.claude(100, CLAUDE_SID);
+    let d = fixture_daemon(&fx);
+    let mut c = d.session(Dialect::P2000u);
+    open_wait(&mut c, "/active/wait", 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    fx.claude(110, "5b1c3f0e-0000-4000-8000-000000000110");
+    assert_eq!(answer(&mut c, tag), "new claude 110\nstatus claude 110 waiting\n");
+    let tag = send_read(&mut c, 1);
+    fs::remove_dir_all(fx.proc.dir.join("100")).unwrap();
+    assert_eq!(answer(&mut c, tag), "gone claude 100\n");
+}
+
+#[test]
+fn on_a_fixture_proc_an_agent_whose_process_directory_goes_answers_gone() {
+    let fx = Fixture::new();
+    fx.claude(100, CLAUDE_SID);
+    let d = fixture_daemon(&fx);
+    let mut c = d.session(Dialect::P2000u);
+    open_wait(&mut c, "/active/claude/100/wait", 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    fs::remove_dir_all(fx.proc.dir.join("100")).unwrap();
+    assert_eq!(answer(&mut c, tag), "gone\n");
+}
+
+#[test]
+fn codex_status_follows_its_turn_events_and_its_wait_reports_it() {
+    let w = Live::new();
+    let (agent, rollout) = w.codex();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000u);
+    let dir = format!("/active/codex/{}", agent.pid);
+    let names: Vec<String> = c.list(&dir, 3, 8192).into_iter().map(|e| e.name.clone()).collect();
+    assert!(!names.contains(&"status".to_owned()), "no turn recorded yet, no status: {names:?}");
+    open_wait(&mut c, &format!("{dir}/wait"), 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    let event = |ty: &str| format!(r#"{{"timestamp":"2025-11-28T10:00:02.000Z","type":"event_msg","payload":{{"type":"{ty}","turn_id":"1"}}}}"#);
+    append(&rollout, &event("task_started"));
+    assert_eq!(answer(&mut c, tag), "status busy\n");
+    assert_eq!(c.cat(&format!("{dir}/status"), 2), b"busy\n");
+    let tag = send_read(&mut c, 1);
+    append(&rollout, &event("turn_aborted"));
+    assert_eq!(answer(&mut c, tag), "status idle\n");
+    let tag = send_read(&mut c, 1);
+    append(&rollout, &event("task_started"));
+    append(&rollout, &event("task_complete"));
+    // Both may land before the read evaluates: then the status is as it was.
+    c.set_read_timeout(Duration::from_millis(500));
+    if let Ok(r) = c.next() {
+        assert_eq!((r.tag(), r.data()), (tag, b"status busy\n".to_vec()));
+        let tag = send_read(&mut c, 1);
+        assert_eq!(answer(&mut c, tag), "status idle\n");
+    }
+    assert_eq!(c.cat(&format!("{dir}/status"), 2), b"idle\n");
+}

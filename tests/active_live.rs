@@ -164,8 +164,21 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
     let d = w.daemon();
     let dir = format!("/active/codex/{}", agent.pid);
     assert!(lines(&w.client_ok(&d, "ls", "/active/codex")).contains(&agent.pid.to_string().as_str()));
-    let want =
-        ["chat", "cwd", "model", "name", "pid", "ppid", "session", "started", "title", "transcript", "via", "wait", "zmx"];
+    let want = [
+        "chat",
+        "cwd",
+        "model",
+        "name",
+        "pid",
+        "ppid",
+        "session",
+        "started",
+        "title",
+        "transcript",
+        "via",
+        "wait",
+        "zmx",
+    ];
     assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), want, "a rollout without a turn event has no status");
     let cat = |field: &str| w.client_ok(&d, "cat", &format!("{dir}/{field}"));
     assert_eq!(cat("pid"), format!("{}\n", agent.pid));

@@ -320,7 +320,11 @@ fn codex_status_follows_its_turn_events_and_its_wait_reports_it() {
     open_wait(&mut c, &format!("{dir}/wait"), 1);
     let tag = send_read(&mut c, 1);
     assert_parked(&mut c);
-    let event = |ty: &str| format!(r#"{{"timestamp":"2025-11-28T10:00:02.000Z","type":"event_msg","payload":{{"type":"{ty}","turn_id":"1"}}}}"#);
+    let event = |ty: &str| {
+        format!(
+            r#"{{"timestamp":"2025-11-28T10:00:02.000Z","type":"event_msg","payload":{{"type":"{ty}","turn_id":"1"}}}}"#
+        )
+    };
     append(&rollout, &event("task_started"));
     assert_eq!(answer(&mut c, tag), "status busy\n");
     assert_eq!(c.cat(&format!("{dir}/status"), 2), b"busy\n");
@@ -338,4 +342,116 @@ fn codex_status_follows_its_turn_events_and_its_wait_reports_it() {
         assert_eq!(answer(&mut c, tag), "status idle\n");
     }
     assert_eq!(c.cat(&format!("{dir}/status"), 2), b"idle\n");
+}
+
+/// What plan9port's `9p -a ADDR read PATH` sends (src/cmd/9p.c `xread`,
+/// lib9pclient `fsamount`, `fsopen`, `fsread`): Tversion "9P2000" msize
+/// 8192, Tauth (refused) then Tattach with no afid, one Twalk of the whole
+/// path, Topen OREAD, then Treads of 4096 at the offset the bytes so far
+/// make, writing each answer out, until one answers 0 bytes. plan9port is
+/// not packaged for this machine's Debian, so its sequence is replayed.
+#[test]
+fn plan9ports_9p_read_sequence_prints_changes_as_they_come_and_ends_at_gone() {
+    let w = Live::new();
+    let (mut agent, transcript) = w.claude();
+    let d = w.daemon();
+    let mut c = d.connect();
+    c.version(8192, "9P2000");
+    assert!(c.auth(99).is_error(), "no auth: 9p falls back to attach");
+    assert!(!c.attach(ROOT).is_error());
+    let pid = agent.pid.to_string();
+    let names = ["active", "claude", &pid, "wait"];
+    assert_eq!(c.walk(ROOT, 1, &names).qids().len(), 4);
+    c.open_ok(1, OREAD);
+    let before = c.list(&format!("/active/claude/{pid}/chat"), 4, 8192).len();
+    let mut offset = 0u64;
+    let mut printed = String::new();
+    let mut read = |c: &mut Conn| {
+        let tag = c.tag();
+        c.send(tag, &Tmsg::Read { fid: 1, offset, count: 4096 });
+        let text = answer(c, tag);
+        offset += text.len() as u64;
+        printed.push_str(&text);
+        text
+    };
+    set_status(&w, &agent, "busy");
+    assert_eq!(read(&mut c), "status busy\n");
+    append(&transcript, &chat_fakes::claude_user("and now?", 502));
+    assert_eq!(read(&mut c), format!("message {before:08}-user\n"), "the offset is ignored: a stream");
+    agent.kill();
+    assert_eq!(read(&mut c), "gone\n");
+    assert_eq!(read(&mut c), "", "9p read stops at the 0-byte answer after gone");
+    assert_eq!(printed, format!("status busy\nmessage {before:08}-user\ngone\n"));
+}
+
+#[test]
+fn more_agents_watched_than_chats_kept_each_reports_only_its_new_messages() {
+    // Past --max-chats, every watched agent's chat index is pinned by its
+    // watch: opened together, none is counted as empty (which would report
+    // its old messages as new), and a change indexes only what it added.
+    let fx = Fixture::new();
+    let pids: Vec<u32> = (100..112).collect();
+    let transcripts: Vec<_> =
+        pids.iter().map(|&p| fx.claude(p, &format!("5b1c3f0e-0000-4000-8000-000000000{p}"))).collect();
+    let d = Daemon::start_in(&fx.scratch, &["--proc", arg(&fx.proc.dir), "--max-chats", "2"]);
+    let mut c = d.session(Dialect::P2000u);
+    let before = c.list("/active/claude/100/chat", 1, 8192).len();
+    let fids: Vec<u32> = (10..10 + pids.len() as u32).collect();
+    for (&pid, &fid) in pids.iter().zip(&fids) {
+        c.walk_path(&format!("/active/claude/{pid}/wait"), fid);
+    }
+    // The opens all at once: their chats are counted together.
+    let tags: Vec<u16> = fids
+        .iter()
+        .map(|&fid| {
+            let tag = c.tag();
+            c.send(tag, &Tmsg::Open { fid, mode: OREAD });
+            tag
+        })
+        .collect();
+    for _ in &tags {
+        let r = c.recv();
+        assert!(!r.is_error(), "{r:?}");
+    }
+    for round in 0..2usize {
+        let reads: Vec<u16> = fids.iter().map(|&fid| send_read(&mut c, fid)).collect();
+        for t in &transcripts {
+            append(t, &chat_fakes::claude_user(&format!("round {round}"), 600 + round as u64));
+        }
+        let mut answered = std::collections::HashMap::new();
+        c.set_read_timeout(WAKE_DEADLINE);
+        for _ in &reads {
+            let r = c.recv();
+            answered.insert(r.tag(), String::from_utf8(r.data()).unwrap());
+        }
+        c.set_read_timeout(REPLY_DEADLINE);
+        for tag in reads {
+            assert_eq!(answered[&tag], format!("message {:08}-user\n", before + round), "round {round}");
+        }
+    }
+}
+
+#[test]
+fn a_transcript_replaced_by_a_new_file_is_watched_at_its_path() {
+    let w = Live::new();
+    let (agent, transcript) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000);
+    let dir = format!("/active/claude/{}", agent.pid);
+    let before = c.list(&format!("{dir}/chat"), 4, 8192).len();
+    open_wait(&mut c, &format!("{dir}/wait"), 1);
+    // Rewritten whole and renamed into place: a new inode at the path.
+    let mut text = fs::read_to_string(&transcript).unwrap();
+    text.push_str(&chat_fakes::claude_user("in the new file", 700));
+    text.push('\n');
+    let tmp = transcript.with_extension("tmp");
+    fs::write(&tmp, text).unwrap();
+    fs::rename(&tmp, &transcript).unwrap();
+    let tag = send_read(&mut c, 1);
+    assert_eq!(answer(&mut c, tag), format!("message {before:08}-user\n"));
+    // Its appends are seen: the watch is on the new file, not the old inode.
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    append(&transcript, &chat_fakes::claude_user("appended to it", 701));
+    assert_eq!(answer(&mut c, tag), format!("message {:08}-user\n", before + 1));
 }

@@ -438,7 +438,12 @@ pub(crate) struct Watched {
 /// An agent's `Watched`, derived now from the few files it comes from: its
 /// `/proc/<pid>/stat`, and the registry record (claude) or the rollout's
 /// tail (codex). `None` while facts are missing.
-pub(crate) fn watched(agent: &Found, session: Option<&Session>, facts: &Facts, needs: &mut Vec<Want>) -> Option<Watched> {
+pub(crate) fn watched(
+    agent: &Found,
+    session: Option<&Session>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Watched> {
     let root = Root::Harness(agent.harness);
     let stat = facts.bytes_upto(Root::Proc, &pid_rel(agent.pid, "stat"), STAT_BYTES_MAX, needs);
     let registry = match agent.harness {

@@ -1,5 +1,10 @@
 //! The chat pool: the indexes of the transcripts whose `chat/` someone
 //! reads, at most `--max-chats` of them, the least recently used reused.
+//! An agent watched for a `wait` reader pins its transcript's entry: a
+//! pinned entry is never reused and counts apart from the cap (the watches'
+//! own cap, `--max-watches`, bounds them), so a change of a watched agent
+//! indexes only what its transcript grew by, however many agents are
+//! watched.
 //!
 //! An entry is keyed by the transcript file — its (dev, ino), and its birth
 //! time to tell a reused inode apart — never by the agent that reads it: two
@@ -43,6 +48,8 @@ pub(crate) struct Entry {
     /// A record longer than the daemon reads in one window stopped the
     /// index: the listing answers an error rather than stop short.
     pub stuck: bool,
+    /// Watches that pin it (`Pool::pin`).
+    pins: u32,
     used: u64,
 }
 
@@ -65,13 +72,16 @@ impl Pool {
 
     /// The entry of a transcript, made or reused when it has none: an
     /// entry of the same inode born at another time starts over. The fd a
-    /// reused entry held is handed back for the ring to close.
+    /// reused entry held is handed back for the ring to close. A `watched`
+    /// transcript's entry (a `wait` reader's, to be pinned once indexed)
+    /// is made past the cap rather than fail when every entry is busy.
     pub(crate) fn entry(
         &mut self,
         dev: u64,
         ino: u64,
         btime: i64,
         format: Format,
+        watched: bool,
     ) -> Result<(ChatRef, Option<Rc<OwnedFd>>), AllBusy> {
         self.tick += 1;
         if let Some(i) = self.entries.iter().position(|e| e.dev == dev && e.ino == ino) {
@@ -93,22 +103,51 @@ impl Pool {
             gen: self.next_gen,
             refresher: None,
             stuck: false,
+            pins: 0,
             used: self.tick,
         };
         let gen = fresh.gen;
-        if self.entries.len() < self.max {
-            self.entries.push(fresh);
-            return Ok((ChatRef { i: self.entries.len() - 1, gen }, None));
+        let pinned = self.entries.iter().filter(|e| e.pins > 0).count();
+        let idle = self.entries.iter().enumerate().filter(|(_, e)| e.refresher.is_none() && e.pins == 0);
+        let victim = idle.min_by_key(|(_, e)| e.used).map(|(i, _)| i);
+        match victim {
+            _ if self.entries.len() < self.max + pinned => {}
+            Some(i) => {
+                let old = std::mem::replace(&mut self.entries[i], fresh);
+                return Ok((ChatRef { i, gen }, old.fd));
+            }
+            None if watched => {}
+            None => return Err(AllBusy),
         }
-        let (i, _) = self
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.refresher.is_none())
-            .min_by_key(|(_, e)| e.used)
-            .ok_or(AllBusy)?;
-        let old = std::mem::replace(&mut self.entries[i], fresh);
-        Ok((ChatRef { i, gen }, old.fd))
+        self.entries.push(fresh);
+        Ok((ChatRef { i: self.entries.len() - 1, gen }, None))
+    }
+
+    /// Drop the entries past the cap that nobody pins or refreshes, from the
+    /// end (references to them stop resolving); the fds they held, for the
+    /// ring to close. After a burst of watched agents has gone, their
+    /// indexes go too.
+    pub(crate) fn shrink(&mut self) -> Vec<Rc<OwnedFd>> {
+        let mut fds = Vec::new();
+        while self.entries.len() > self.max {
+            let e = self.entries.last().expect("longer than the cap");
+            if e.pins > 0 || e.refresher.is_some() {
+                break;
+            }
+            fds.extend(self.entries.pop().and_then(|e| e.fd));
+        }
+        self.entries.shrink_to_fit();
+        fds
+    }
+
+    /// A watch pins entry `i`: never reused until every pin is gone.
+    pub(crate) fn pin(&mut self, i: usize) {
+        self.entries[i].pins += 1;
+    }
+
+    pub(crate) fn unpin(&mut self, i: usize) {
+        let e = &mut self.entries[i];
+        e.pins = e.pins.checked_sub(1).expect("an unpin matches a pin");
     }
 
     /// Start an entry's index over (the file is another one now); returns
@@ -143,10 +182,10 @@ mod tests {
     #[test]
     fn the_least_recently_used_idle_entry_is_reused_past_the_cap() {
         let mut c = Pool::new(2, 100);
-        let (a, _) = c.entry(1, 1, 0, Format::Claude).unwrap();
-        let (b, _) = c.entry(1, 2, 0, Format::Claude).unwrap();
-        c.entry(1, 1, 0, Format::Claude).unwrap();
-        let (third, _) = c.entry(1, 3, 0, Format::Claude).unwrap();
+        let (a, _) = c.entry(1, 1, 0, Format::Claude, false).unwrap();
+        let (b, _) = c.entry(1, 2, 0, Format::Claude, false).unwrap();
+        c.entry(1, 1, 0, Format::Claude, false).unwrap();
+        let (third, _) = c.entry(1, 3, 0, Format::Claude, false).unwrap();
         assert_eq!(third.i, b.i, "the entry used longest ago goes");
         assert_ne!(third.i, a.i);
         assert!(c.get(b).is_none(), "the reused entry's old reference must not resolve");
@@ -155,16 +194,59 @@ mod tests {
     #[test]
     fn an_entry_being_refreshed_is_never_reused_and_all_busy_is_an_error() {
         let mut c = Pool::new(1, 100);
-        let (a, _) = c.entry(1, 1, 0, Format::Codex).unwrap();
+        let (a, _) = c.entry(1, 1, 0, Format::Codex, false).unwrap();
         c.at(a.i).refresher = Some((7, 1));
-        assert_eq!(c.entry(1, 2, 0, Format::Codex).err(), Some(AllBusy));
+        assert_eq!(c.entry(1, 2, 0, Format::Codex, false).err(), Some(AllBusy));
+    }
+
+    #[test]
+    fn a_watched_transcript_gets_an_entry_past_the_cap_when_all_are_busy() {
+        let mut c = Pool::new(1, 100);
+        let (a, _) = c.entry(1, 1, 0, Format::Codex, false).unwrap();
+        c.at(a.i).refresher = Some((7, 1));
+        let (b, _) = c.entry(1, 2, 0, Format::Codex, true).unwrap();
+        assert_ne!(a.i, b.i);
+        assert!(c.get(a).is_some() && c.get(b).is_some());
+    }
+
+    #[test]
+    fn a_pinned_entry_is_never_reused_and_counts_apart_from_the_cap() {
+        let mut c = Pool::new(1, 100);
+        let (a, _) = c.entry(1, 1, 0, Format::Claude, false).unwrap();
+        c.pin(a.i);
+        let (b, _) = c.entry(1, 2, 0, Format::Claude, false).unwrap();
+        assert_ne!(b.i, a.i, "a pinned entry is not the one reused");
+        let (third, _) = c.entry(1, 3, 0, Format::Claude, false).unwrap();
+        assert_eq!(third.i, b.i, "past the cap the unpinned entry is reused");
+        assert!(c.get(a).is_some(), "the pinned index is still there");
+        c.unpin(a.i);
+        c.entry(1, 3, 0, Format::Claude, false).unwrap();
+        let (fourth, _) = c.entry(1, 4, 0, Format::Claude, false).unwrap();
+        assert_eq!(fourth.i, a.i, "unpinned, it is the least recently used again");
+    }
+
+    #[test]
+    fn a_shrink_drops_the_idle_entries_past_the_cap_from_the_end() {
+        let mut c = Pool::new(1, 100);
+        let (a, _) = c.entry(1, 1, 0, Format::Codex, false).unwrap();
+        c.at(a.i).refresher = Some((7, 1));
+        let (b, _) = c.entry(1, 2, 0, Format::Codex, true).unwrap();
+        c.pin(b.i);
+        let (d, _) = c.entry(1, 3, 0, Format::Codex, true).unwrap();
+        c.shrink();
+        assert!(c.get(d).is_none(), "the idle one past the cap went");
+        assert!(c.get(a).is_some() && c.get(b).is_some(), "the busy and the pinned stay");
+        c.unpin(b.i);
+        c.shrink();
+        assert!(c.get(b).is_none());
+        assert!(c.get(a).is_some(), "within the cap an entry stays");
     }
 
     #[test]
     fn an_inode_born_again_starts_over_with_a_new_generation() {
         let mut c = Pool::new(2, 100);
-        let (a, _) = c.entry(1, 1, 100, Format::Claude).unwrap();
-        let (again, _) = c.entry(1, 1, 200, Format::Claude).unwrap();
+        let (a, _) = c.entry(1, 1, 100, Format::Claude, false).unwrap();
+        let (again, _) = c.entry(1, 1, 200, Format::Claude, false).unwrap();
         assert!(c.get(a).is_none(), "the old generation must not resolve");
         assert_eq!(again.i, a.i);
     }
@@ -172,8 +254,8 @@ mod tests {
     #[test]
     fn two_readers_of_one_file_share_one_entry() {
         let mut c = Pool::new(4, 100);
-        let (a, _) = c.entry(3, 9, 5, Format::Claude).unwrap();
-        let (b, _) = c.entry(3, 9, 5, Format::Claude).unwrap();
+        let (a, _) = c.entry(3, 9, 5, Format::Claude, false).unwrap();
+        let (b, _) = c.entry(3, 9, 5, Format::Claude, false).unwrap();
         assert_eq!(a, b);
     }
 }

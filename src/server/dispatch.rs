@@ -14,9 +14,9 @@ use crate::tree::{self, Attr, Loc, Part};
 
 use super::conn::{Conn, Fid, Open, Opened, Phase};
 use super::dotl::Intent;
+use super::jobs::{self, Decided, Job};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
 use super::watch::Reader;
-use super::jobs::{self, Decided, Job};
 use super::world::World;
 
 /// The smallest msize we accept: Linux refuses a server's below 4096, and
@@ -184,7 +184,7 @@ fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) 
         w.fid_room(conn)?;
     }
     let cur = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
-    Ok(Some(Job::Walk(jobs::walk::Walk::new(fid, newfid, names, cur, is_dir))))
+    Ok(Some(Job::Walk(Box::new(jobs::walk::Walk::new(fid, newfid, names, cur, is_dir)))))
 }
 
 /// Topen and Tlopen: a read of anything, or the one write (an agent's
@@ -223,18 +223,18 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             return Ok(None);
         }
         Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),
-        Loc::Static(i) => Job::Listing(jobs::listing::Listing::new(fid, i)),
-        Loc::Agent { slot, gen, part: Part::Wait } => Job::Wait(Box::new(Wait::open(fid, slot, gen))),
+        Loc::Static(i) => Job::Listing(Box::new(jobs::listing::Listing::new(fid, i))),
+        Loc::Agent { slot, gen, part: Part::Wait } => Job::Wait(Wait::open(fid, slot, gen)),
         Loc::Agent { slot, gen, part: part @ (Part::Chat | Part::ChatMsg(_)) } => {
             Job::Chat(jobs::chat::ChatView::open(fid, slot, gen, part))
         }
         Loc::Agent { slot, gen, part: part @ (Part::Dir | Part::Field(_)) } => {
-            Job::Derive(jobs::derive::Derive::open(fid, slot, gen, part))
+            Job::Derive(Box::new(jobs::derive::Derive::open(fid, slot, gen, part)))
         }
         Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) } => {
-            Job::Derive(jobs::derive::Derive::open(fid, slot, gen, part))
+            Job::Derive(Box::new(jobs::derive::Derive::open(fid, slot, gen, part)))
         }
-        loc => Job::Open(jobs::open::Open::new(fid, loc)),
+        loc => Job::Open(Box::new(jobs::open::Open::new(fid, loc))),
     }))
 }
 
@@ -289,13 +289,13 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             }
             // A line never splits: the count is what the reply may hold.
             Ok(Some(match w.waits.reader(reader) {
-                Some(Reader::Agent { agent, .. }) => Job::Wait(Box::new(Wait::read(tag, reader, *agent, count))),
+                Some(Reader::Agent { .. }) => Job::Wait(Wait::read(tag, reader, count)),
                 Some(Reader::Machine { .. }) => Job::WaitAll(Box::new(WaitAll::read(tag, reader, count))),
                 None => return Err(Error::FidNotOpen),
             }))
         }
         Some(Opened::Chat { entry, id }) => {
-            Ok(Some(Job::ChatRead(jobs::chat_read::ChatRead::new(tag, entry, id, offset, count))))
+            Ok(Some(Job::ChatRead(Box::new(jobs::chat_read::ChatRead::new(tag, entry, id, offset, count)))))
         }
     }
 }
@@ -352,10 +352,10 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
         Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
         Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
-            Some(Job::Derive(jobs::derive::Derive::stat(slot, gen, part)))
+            Some(Job::Derive(Box::new(jobs::derive::Derive::stat(slot, gen, part))))
         }
         Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => Some(Job::Chat(jobs::chat::ChatView::stat(slot, gen, id))),
-        _ => Some(Job::Stat(jobs::stat::Stat::new(loc.clone()))),
+        _ => Some(Job::Stat(Box::new(jobs::stat::Stat::new(loc.clone())))),
     };
     if job.is_some() {
         return Ok(job);

@@ -28,6 +28,7 @@ mod ops;
 mod park;
 mod probe;
 mod reply;
+mod trim;
 mod watch;
 mod world;
 
@@ -60,12 +61,6 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 /// How often connections still owing their Tversion are looked at: the
 /// deadline is kept to within this.
 const VERSION_SWEEP: Duration = Duration::from_millis(250);
-/// Connections past which a burst is worth giving memory back after: once
-/// at least this many have been open and half of them have gone, the
-/// allocator's free pages are returned to the system (`malloc_trim`), so
-/// a thousand clients that came and went do not leave their buffers'
-/// worth of heap behind.
-const TRIM_AFTER_CONNS: usize = 64;
 /// The bytes of one `signalfd_siginfo`.
 const SIGINFO_BYTES: usize = 128;
 
@@ -80,7 +75,7 @@ pub struct Server {
     dirty: Vec<usize>,
     sweep_armed: bool,
     /// The most connections open since memory was last given back.
-    conns_peak: usize,
+    bursts: trim::Bursts,
     next_gen: u32,
     next_id: u64,
     signal_fd: OwnedFd,
@@ -114,7 +109,7 @@ impl Server {
             conns: Slab::new(),
             dirty: Vec::new(),
             sweep_armed: false,
-            conns_peak: 0,
+            bursts: trim::Bursts::new(),
             next_gen: 1,
             next_id: 0,
             signal_fd,
@@ -148,6 +143,7 @@ impl Server {
             self.run_ready();
             self.pump_dirty();
             self.arm_watches();
+            self.trim_after_bursts();
         }
         let left = self.world.ring.cancel_all()?;
         log::info!("stopped: cancelled {} operation(s) still in flight", left.len());
@@ -175,6 +171,10 @@ impl Server {
             Token::Exit { slot, gen } => {
                 let ids = self.world.waits.changed((slot, gen));
                 self.wake(ids);
+            }
+            Token::Trim => {
+                self.bursts.timer_fired(Instant::now());
+                self.trim();
             }
             Token::Rescan => {
                 self.world.waits.rescan_armed = false;
@@ -232,7 +232,6 @@ impl Server {
         let id = self.next_id;
         self.next_id += 1;
         let idx = self.conns.insert(Conn::new(fd, gen, id, self.world.cfg.msize));
-        self.conns_peak = self.conns_peak.max(self.conns.len());
         log::debug!("conn {id}: accepted");
         self.arm_sweep();
         self.arm_recv(idx);
@@ -454,13 +453,32 @@ impl Server {
         if conn.only_one {
             self.stop();
         }
-        if self.conns_peak >= TRIM_AFTER_CONNS && (self.conns.len() * 2 <= self.conns_peak || self.conns.len() <= 2) {
-            self.conns_peak = self.conns.len();
-            self.conns.shrink_to_fit();
-            self.world.ring.shrink_to_fit();
-            // SAFETY: malloc_trim only returns free heap pages to the system.
-            unsafe { libc::malloc_trim(0) };
+    }
+
+    /// Once a turn: after a burst, give memory back (`trim`).
+    fn trim_after_bursts(&mut self) {
+        match self.bursts.after_turn(self.conns.len(), self.world.ring.in_flight(), Instant::now()) {
+            trim::Trim::Nothing => {}
+            trim::Trim::Now => self.trim(),
+            trim::Trim::Later(d) => {
+                let nanos = d.as_nanos().try_into().unwrap_or(u64::MAX);
+                self.world.ring.submit(Token::Trim, Sub::Timeout { nanos });
+            }
         }
+    }
+
+    /// Shrink the slabs to what is live and return the allocator's free
+    /// pages to the system.
+    fn trim(&mut self) {
+        self.conns.shrink_to_fit();
+        self.reqs.shrink_to_fit();
+        self.world.ring.shrink_to_fit();
+        self.world.waits.shrink_to_fit();
+        for fd in self.world.chats.shrink() {
+            world::release_file(&mut self.world.ring, &mut self.world.held, fd);
+        }
+        // SAFETY: malloc_trim only returns free heap pages to the system.
+        unsafe { libc::malloc_trim(0) };
     }
 
     /// Keep a read on the inotify fd while watches exist, and the rescan
@@ -491,7 +509,8 @@ impl Server {
             }
             return;
         }
-        for agent in self.world.waits.agents_in(buf) {
+        let w = &mut self.world;
+        for agent in watch::on_events(&w.tree, &w.agents, &mut w.waits, buf) {
             let ids = self.world.waits.changed(agent);
             self.wake(ids);
         }
@@ -537,7 +556,7 @@ impl Server {
         let w = &self.world;
         format!(
             "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} \
-             fids_total={} held_bytes={held} job_ops={} watches={} waits={}",
+             fids_total={} held_bytes={held} job_ops={} watches={} waits={} heap={}",
             self.conns.len(),
             self.reqs.len(),
             w.ring.in_flight(),
@@ -548,6 +567,7 @@ impl Server {
             w.job_ops,
             w.waits.watches(),
             w.waits.parked,
+            heap_in_use(),
         )
     }
 
@@ -589,4 +609,13 @@ fn refuse_undecodable(trace: bool, conn: &mut Conn, e: proto::DecodeError) -> Af
     }
     conn.error(tag, error, trace);
     After::Continue
+}
+
+/// Bytes the allocator has handed out and not had back (in-use heap and
+/// mmapped chunks): RSS less what free(3) keeps for reuse, so a bench can
+/// tell what the daemon holds from what the allocator retains.
+fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let m = unsafe { libc::mallinfo2() };
+    m.uordblks + m.hblkhd
 }

@@ -1,8 +1,9 @@
 //! The ring as the server's jobs see it: who an operation is for
-//! (`Token`), and the handle a job submits through (`Ops`), which tags
-//! every operation with the job's record and counts it, so the record is
-//! kept until the kernel is done with it, and which holds all jobs
-//! together to `JOB_OPS_MAX` operations in flight.
+//! (`Token`, naming a parked record by its `Id`), and the handle a job
+//! submits through (`Ops`), which tags every operation with the job's
+//! record and counts it, so the record is kept until the kernel is done
+//! with it, and which holds all jobs together to `JOB_OPS_MAX` operations
+//! in flight.
 
 use std::os::fd::OwnedFd;
 
@@ -21,9 +22,14 @@ pub(crate) enum Token {
     /// The read of the inotify fd the watches share.
     Inotify,
     /// The poll of a watched agent's pidfd: it exited.
-    Exit { slot: u32, gen: u32 },
+    Exit {
+        slot: u32,
+        gen: u32,
+    },
     /// The machine's rescan timer (`--rescan-interval`).
     Rescan,
+    /// A trim that was due too soon after the last (`trim`).
+    Trim,
     /// An operation of a parked request: its record, its generation, and
     /// the op number its job chose.
     Req {
@@ -74,4 +80,12 @@ impl Ops<'_> {
     pub(crate) fn room(&self) -> usize {
         JOB_OPS_MAX.saturating_sub(*self.job_ops)
     }
+}
+
+/// A record's identity: its slab key and generation (a key is reused, a
+/// generation never is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Id {
+    pub key: usize,
+    pub gen: u32,
 }

@@ -36,20 +36,14 @@ use crate::errors::Error;
 use crate::ring::{Completion, Sub};
 
 use super::jobs::{
+    observe::Observe,
     refresh::{Refresh, TranscriptKey, CHAT_FRESH_FOR},
-    scan::Scan,
-    Cx, Event, Job, Step,
+    Cx, Event, Job, Need, Step,
 };
+pub(crate) use super::ops::Id;
 use super::ops::Token;
+use super::watch::AgentKey;
 use super::{reply, Server};
-
-/// A record's identity: its slab key and generation (a key is reused, a
-/// generation never is).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Id {
-    pub key: usize,
-    pub gen: u32,
-}
 
 /// Who wants the answer.
 #[derive(Clone, Copy, Debug)]
@@ -69,14 +63,13 @@ pub(crate) struct Record {
     in_flight: u32,
     /// Answered (or, for an internal job, finished): asserted to happen once.
     answered: bool,
-    /// Bytes charged to the owner's connection until the record is reaped.
-    charge: usize,
+    /// Bytes charged to the owner's connection until the record is reaped
+    /// (at most a msize).
+    charge: u32,
     /// A walk that reserved a fid in the fid caps until it lands.
     reserved_fid: bool,
     /// A read of a `wait` file (`--max-waits`, not `REQS_PARKED_MAX`).
     wait: bool,
-    /// Records waiting for this one to finish.
-    waiters: Vec<Id>,
     job: Job,
 }
 
@@ -88,8 +81,14 @@ pub(crate) struct Reqs {
     scan: Option<Id>,
     /// The refresh in flight for each transcript.
     refreshes: HashMap<TranscriptKey, Id>,
+    /// The observation in flight for each watched agent.
+    observes: HashMap<AgentKey, Id>,
     /// Records that yielded, stepped next turn.
     ready: Vec<Id>,
+    /// The records waiting for each job of the daemon's own to finish, by
+    /// its key (kept apart: a client's record, which nobody waits on, is
+    /// the smaller for it, and a kernel mount parks thousands).
+    waiters: HashMap<usize, Vec<Id>>,
     /// Where each transcript's last refresh left its index, and when.
     refreshed: HashMap<TranscriptKey, (crate::chat::pool::ChatRef, std::time::Instant)>,
 }
@@ -99,8 +98,14 @@ impl Reqs {
         self.next_gen = self.next_gen.wrapping_add(1);
         let gen = self.next_gen;
         let wait = job.is_wait();
-        let rec = Record { owner, gen, in_flight: 0, answered: false, charge, reserved_fid, wait, waiters: Vec::new(), job };
+        let charge = u32::try_from(charge).expect("a charge is at most a msize");
+        let rec = Record { owner, gen, in_flight: 0, answered: false, charge, reserved_fid, wait, job };
         Id { key: self.slab.insert(rec), gen }
+    }
+
+    /// `waiter` waits for the daemon's own job `on` to finish.
+    fn wait_for(&mut self, on: Id, waiter: Id) {
+        self.waiters.entry(on.key).or_default().push(waiter);
     }
 
     fn get(&self, id: Id) -> Option<&Record> {
@@ -108,6 +113,11 @@ impl Reqs {
     }
 
     /// Records alive, and records that yielded for the next turn.
+    /// Give back the record slab's room past its last live record.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.slab.shrink_to_fit();
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.slab.len()
     }
@@ -139,7 +149,7 @@ impl Server {
     /// Start a job of the daemon's own, with `waiter` waiting on it.
     fn start_internal(&mut self, job: Job, waiter: Id) -> Id {
         let id = self.reqs.insert(Owner::Internal, job, 0, false);
-        self.reqs.slab[id.key].waiters.push(waiter);
+        self.reqs.wait_for(id, waiter);
         id
     }
 
@@ -176,11 +186,11 @@ impl Server {
             Step::Wait => {}
             Step::Yield => self.reqs.ready.push(id),
             Step::WaitScan => self.wait_scan(id),
-            Step::WaitChat { slot, gen, recent } => self.wait_chat(id, slot, gen, recent),
+            Step::WaitChat { slot, gen, need } => self.wait_chat(id, slot, gen, need),
+            Step::WaitObserve(agent) => self.wait_observe(id, agent),
             Step::WaitWatch(agent) => {
                 let reqs = &self.reqs;
-                self.world.waits.prune(|w| reqs.get(w).is_some_and(|r| !r.answered));
-                self.world.waits.wait_on(agent, id);
+                self.world.waits.wait_on(agent, id, |w| reqs.get(w).is_some_and(|r| !r.answered));
             }
             Step::Answer(result) => self.answer(id, result),
             Step::Finished(ev) => self.finish(id, ev),
@@ -223,9 +233,12 @@ impl Server {
         let rec = &mut self.reqs.slab[id.key];
         assert!(!rec.answered, "a job finishes exactly once");
         rec.answered = true;
-        let waiters = std::mem::take(&mut rec.waiters);
+        let waiters = self.reqs.waiters.remove(&id.key).unwrap_or_default();
         match &rec.job {
             Job::Scan(_) => self.reqs.scan = None,
+            Job::Observe(o) => {
+                self.reqs.observes.remove(&o.agent());
+            }
             Job::Refresh(r) => {
                 self.reqs.refreshes.remove(r.key());
                 match ev {
@@ -249,13 +262,13 @@ impl Server {
     fn reap_if_done(&mut self, id: Id) {
         let Some(rec) = self.reqs.get(id) else { return };
         let over = rec.answered || !(self.wanted(id) || rec.job.pinned());
-        if rec.in_flight > 0 || !over || !rec.waiters.is_empty() {
+        if rec.in_flight > 0 || !over || self.reqs.waiters.contains_key(&id.key) {
             return;
         }
         let rec = self.reqs.slab.remove(id.key);
         if let Owner::Client { conn, conn_gen, .. } = rec.owner {
             if let Some(c) = self.conns.get_mut(conn).filter(|c| c.gen == conn_gen) {
-                c.charged -= rec.charge;
+                c.charged -= rec.charge as usize;
                 c.waits_parked -= usize::from(rec.wait);
                 if rec.reserved_fid {
                     c.fids_reserved -= 1;
@@ -285,18 +298,30 @@ impl Server {
     /// unless one runs.
     fn wait_scan(&mut self, id: Id) {
         if let Some(scan) = self.reqs.scan.filter(|s| self.reqs.get(*s).is_some()) {
-            return self.reqs.slab[scan.key].waiters.push(id);
+            return self.reqs.wait_for(scan, id);
         }
-        let scan = self.start_internal(Job::Scan(Scan::default()), id);
+        let scan = self.start_internal(Job::Scan(Box::default()), id);
         self.reqs.scan = Some(scan);
         self.step(scan, Event::Start);
+    }
+
+    /// Park `id` until an observation of `agent` lands, starting one
+    /// unless one runs.
+    fn wait_observe(&mut self, id: Id, agent: AgentKey) {
+        if let Some(o) = self.reqs.observes.get(&agent).copied().filter(|o| self.reqs.get(*o).is_some()) {
+            return self.reqs.wait_for(o, id);
+        }
+        let o = self.start_internal(Job::Observe(Box::new(Observe::new(agent))), id);
+        self.reqs.observes.insert(agent, o);
+        self.step(o, Event::Start);
     }
 
     /// Park `id` until the chat index of agent (`slot`, `gen`) is fresh,
     /// sharing the refresh of its transcript with anyone else reading it;
     /// with `recent`, one that landed a moment ago will do.
-    fn wait_chat(&mut self, id: Id, slot: u32, gen: u32, recent: bool) {
-        let Some(refresh) = Refresh::for_agent(&self.world, slot, gen) else {
+    fn wait_chat(&mut self, id: Id, slot: u32, gen: u32, need: Need) {
+        let recent = need == Need::Recent;
+        let Some(refresh) = Refresh::for_agent(&self.world, slot, gen, need == Need::Watched) else {
             return self.step(id, Event::Refreshed(Err(Error::NotFound)));
         };
         let fresh = self
@@ -308,7 +333,7 @@ impl Server {
             return self.step(id, Event::Refreshed(Ok(r)));
         }
         if let Some(r) = self.reqs.refreshes.get(refresh.key()).copied().filter(|r| self.reqs.get(*r).is_some()) {
-            return self.reqs.slab[r.key].waiters.push(id);
+            return self.reqs.wait_for(r, id);
         }
         let key = refresh.key().clone();
         let r = self.start_internal(Job::Refresh(Box::new(refresh)), id);

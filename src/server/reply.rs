@@ -17,8 +17,8 @@ use super::conn::{Conn, Fid, Open, Opened};
 use super::jobs::cx::Cursor;
 use super::jobs::Reply;
 use super::watch::{hold_for_machine, AgentKey, Reader, ReaderRef};
-use std::collections::BTreeSet;
 use super::world::World;
+use std::collections::BTreeSet;
 
 /// Write the answer to `tag` on `conn`.
 pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Result<Reply, Error>) {
@@ -103,8 +103,8 @@ fn move_cursor(world: &mut World, reader: ReaderRef, cursor: Cursor) {
             let (gone, new): (Vec<AgentKey>, Vec<AgentKey>) =
                 (held.difference(&keys).copied().collect(), keys.difference(held).copied().collect());
             for agent in gone {
-                if let Some((fd, poll)) = world.waits.release(agent) {
-                    world.close_watch(fd, poll);
+                if let Some(gone) = world.waits.release(agent) {
+                    world.close_watch(gone);
                 }
             }
             let mut taken = Vec::new();
@@ -116,7 +116,7 @@ fn move_cursor(world: &mut World, reader: ReaderRef, cursor: Cursor) {
             if let Some(Reader::Machine { cursor, held }) = world.waits.reader_mut(reader) {
                 held.retain(|k| keys.contains(k));
                 held.extend(taken);
-                *cursor = *next;
+                *cursor = next;
             }
         }
     }

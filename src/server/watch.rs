@@ -20,6 +20,13 @@
 //! timer (`--rescan-interval`) while one of its reads is parked: new
 //! processes make no inotify event.
 //!
+//! A watch also keeps what the readers compare: the last observation of
+//! the agent (`jobs::observe`, one per change however many readers), and a
+//! pin on its transcript's chat index, so a change indexes only what the
+//! transcript grew by. A watched file that goes from its path (replaced by
+//! a rename, deleted) is watched again at the path; an overflowed inotify
+//! queue wakes every watch.
+//!
 //! Watches are counted (`--max-watches` inotify watches in all); an open
 //! that needs one past the cap is refused (`No space left on device`, as
 //! inotify says), and a watch goes when its last reader does.
@@ -27,18 +34,18 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::rc::Rc;
 
 use slab::Slab;
 
 use crate::active::agents::Agents;
+use crate::active::derive::Watched;
 use crate::errors::Error;
 use crate::harness::Harness;
 use crate::ring::{Ring, Sub};
 use crate::tree::{Backing, Loc, Part, Tree};
 
-use super::ops::Token;
-
-use super::park::Id;
+use super::ops::{Id, Token};
 
 /// The bytes of one read of the inotify fd: room for a hundred events
 /// with names (each 16 bytes and a name of up to 255).
@@ -50,7 +57,8 @@ pub(crate) type AgentKey = (u32, u32);
 /// What a reader of an agent's `wait` last reported.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct AgentCursor {
-    pub status: Option<Vec<u8>>,
+    /// Shared with the observation it came from, and every other reader's.
+    pub status: Option<Rc<[u8]>>,
     /// Messages reported (or there at the open).
     pub messages: usize,
     pub gone: bool,
@@ -61,16 +69,22 @@ pub(crate) struct AgentCursor {
 pub(crate) type MachineCursor = std::collections::BTreeMap<(Harness, u32), (AgentKey, Option<Vec<u8>>)>;
 
 pub(crate) enum Reader {
-    Agent { agent: AgentKey, cursor: AgentCursor },
+    Agent {
+        agent: AgentKey,
+        cursor: AgentCursor,
+    },
     /// The machine's reader, and the agents it holds watches on.
-    Machine { cursor: MachineCursor, held: std::collections::BTreeSet<AgentKey> },
+    Machine {
+        cursor: Box<MachineCursor>,
+        held: std::collections::BTreeSet<AgentKey>,
+    },
 }
 
 /// A reader's handle: its slot and generation (a reader's slot is reused
 /// once it is clunked; a read still in flight must not move another's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ReaderRef {
-    pub key: usize,
+    pub key: u32,
     pub gen: u32,
 }
 
@@ -94,6 +108,27 @@ pub(crate) struct AgentWatch {
     pub poll: Option<usize>,
     pub seq: u64,
     waiting: Vec<Id>,
+    /// The chat pool entry of its transcript, pinned while it lasts.
+    chat: Option<usize>,
+    /// The last observation of the agent (`jobs::observe`).
+    seen: Option<Seen>,
+}
+
+/// An agent as an observation found it, and the watch's sequence number
+/// when that began.
+#[derive(Clone, Debug)]
+pub(crate) struct Seen {
+    pub seq: u64,
+    pub alive: bool,
+    pub status: Option<Rc<[u8]>>,
+}
+
+/// What a watch leaves when its last reader goes: its pidfd and that
+/// fd's poll, for the ring to cancel and close; the chat entry it pinned.
+pub(crate) struct Gone {
+    pub pidfd: Option<OwnedFd>,
+    pub poll: Option<usize>,
+    pub chat: Option<usize>,
 }
 
 #[derive(Default)]
@@ -149,25 +184,25 @@ impl Waits {
         if matches!(r, Reader::Machine { .. }) {
             self.machine.readers += 1;
         }
-        ReaderRef { key: self.readers.insert((self.next_gen, r)), gen: self.next_gen }
+        let key = self.readers.insert((self.next_gen, r));
+        ReaderRef { key: u32::try_from(key).expect("readers are bounded by the fid caps"), gen: self.next_gen }
     }
 
     pub(crate) fn reader(&self, r: ReaderRef) -> Option<&Reader> {
-        self.readers.get(r.key).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
+        self.readers.get(r.key as usize).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
     }
 
     pub(crate) fn reader_mut(&mut self, r: ReaderRef) -> Option<&mut Reader> {
-        self.readers.get_mut(r.key).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
+        self.readers.get_mut(r.key as usize).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
     }
 
     /// A reader is clunked: its watches go with it when it was the last.
-    /// Returns the pidfds (and their polls) to cancel and close through the
-    /// ring.
-    pub(crate) fn remove_reader(&mut self, r: ReaderRef) -> Vec<(OwnedFd, Option<usize>)> {
+    /// Returns what they leave (`World::close_watch` lets go of it).
+    pub(crate) fn remove_reader(&mut self, r: ReaderRef) -> Vec<Gone> {
         if self.reader(r).is_none() {
             return Vec::new();
         }
-        let (_, reader) = self.readers.remove(r.key);
+        let (_, reader) = self.readers.remove(r.key as usize);
         match reader {
             Reader::Agent { agent, .. } => self.release(agent).into_iter().collect(),
             Reader::Machine { held, .. } => {
@@ -175,6 +210,11 @@ impl Waits {
                 held.into_iter().filter_map(|agent| self.release(agent)).collect()
             }
         }
+    }
+
+    /// Give back the reader slab's room past its last live reader.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.readers.shrink_to_fit();
     }
 
     // -- watches ------------------------------------------------------------
@@ -226,9 +266,9 @@ impl Waits {
         Ok(wds)
     }
 
-    /// Drop a reference; the last removes the watch. The pidfd it held (and
-    /// its poll), for the ring to cancel and close.
-    pub(crate) fn release(&mut self, agent: AgentKey) -> Option<(OwnedFd, Option<usize>)> {
+    /// Drop a reference; the last removes the watch, and returns what it
+    /// leaves.
+    pub(crate) fn release(&mut self, agent: AgentKey) -> Option<Gone> {
         let w = self.agents.get_mut(&agent)?;
         w.refs -= 1;
         if w.refs > 0 {
@@ -236,7 +276,33 @@ impl Waits {
         }
         let w = self.agents.remove(&agent).expect("looked up above");
         self.drop_wds(agent, &w.wds);
-        w.pidfd.map(|fd| (fd, w.poll))
+        Some(Gone { pidfd: w.pidfd, poll: w.poll, chat: w.chat })
+    }
+
+    /// An observation of `agent`, begun at sequence `seq`, found `w`.
+    pub(crate) fn observed(&mut self, agent: AgentKey, seq: u64, w: Watched) {
+        if let Some(watch) = self.agents.get_mut(&agent) {
+            watch.seen = Some(Seen { seq, alive: w.alive, status: w.status.map(Rc::from) });
+        }
+    }
+
+    /// The last observation of `agent`.
+    pub(crate) fn seen(&self, agent: AgentKey) -> Option<&Seen> {
+        self.agents.get(&agent)?.seen.as_ref()
+    }
+
+    /// The agent's transcript is indexed in pool entry `i`: its watch pins
+    /// that entry (and lets go of another it pinned before: the agent's
+    /// transcript changed).
+    pub(crate) fn pin_chat(&mut self, agent: AgentKey, i: usize, pool: &mut crate::chat::pool::Pool) {
+        let Some(w) = self.agents.get_mut(&agent) else { return };
+        if w.chat == Some(i) {
+            return;
+        }
+        if let Some(old) = w.chat.replace(i) {
+            pool.unpin(old);
+        }
+        pool.pin(i);
     }
 
     fn drop_wds(&mut self, agent: AgentKey, wds: &[i32]) {
@@ -281,31 +347,22 @@ impl Waits {
         }
     }
 
-    /// Park `id` on an agent's watch (or the machine's).
-    pub(crate) fn wait_on(&mut self, agent: Option<AgentKey>, id: Id) {
-        match agent {
-            Some(a) => {
-                if let Some(w) = self.agents.get_mut(&a) {
-                    w.waiting.push(id);
-                }
-            }
-            None => self.machine.waiting.push(id),
-        }
-    }
-
-    /// Drop waiters that are no longer parked (flushed reads), once a list
-    /// has grown: a client flushing and re-reading without an event must
-    /// not grow it without end.
-    pub(crate) fn prune(&mut self, live: impl Fn(Id) -> bool) {
-        let prune = |v: &mut Vec<Id>| {
-            if v.len() >= 64 && v.len().is_power_of_two() {
-                v.retain(|id| live(*id));
-            }
+    /// Park `id` on an agent's watch (or the machine's). The list drops
+    /// the waiters no longer parked (flushed reads: not `live`) each time
+    /// it doubles past 64, so a client flushing and re-reading with
+    /// nothing changing cannot grow it without end.
+    pub(crate) fn wait_on(&mut self, agent: Option<AgentKey>, id: Id, live: impl Fn(Id) -> bool) {
+        let list = match agent {
+            Some(a) => match self.agents.get_mut(&a) {
+                Some(w) => &mut w.waiting,
+                None => return,
+            },
+            None => &mut self.machine.waiting,
         };
-        prune(&mut self.machine.waiting);
-        for w in self.agents.values_mut() {
-            prune(&mut w.waiting);
+        if list.len() >= 64 && list.len().is_power_of_two() {
+            list.retain(|id| live(*id));
         }
+        list.push(id);
     }
 
     /// Something changed for `agent`: its watch's sequence moves, and the
@@ -331,19 +388,62 @@ impl Waits {
     }
 
     /// The agents an inotify event buffer names, each once.
-    pub(crate) fn agents_in(&self, events: &[u8]) -> Vec<AgentKey> {
-        let mut out: Vec<AgentKey> = Vec::new();
-        for (wd, name) in parse_events(events) {
+    /// The agents an inotify event buffer names, each once; and those
+    /// whose watched file may have gone from its path — deleted, moved
+    /// away (a watch follows its inode, not its path), or replaced by a
+    /// rename over it, which while the daemon holds the old file open says
+    /// only that its link count changed (`IN_ATTRIB`) — to be watched
+    /// again.
+    fn agents_in(&mut self, events: &[u8]) -> (Vec<AgentKey>, Vec<AgentKey>) {
+        use rustix::fs::inotify::ReadFlags as R;
+        let (mut woken, mut again): (Vec<AgentKey>, Vec<AgentKey>) = (Vec::new(), Vec::new());
+        for (wd, mask, name) in parse_events(events) {
+            if mask & R::QUEUE_OVERFLOW.bits() != 0 {
+                // Events were lost: any agent may have changed.
+                woken = self.agents.keys().copied().collect();
+                continue;
+            }
             let Some(entry) = self.wds.get(&wd) else { continue };
+            let gone = mask & (R::IGNORED | R::DELETE_SELF | R::MOVE_SELF | R::ATTRIB).bits() != 0;
             for (agent, want) in &entry.users {
-                let hit = want.as_deref().is_none_or(|w| w == name);
-                if hit && !out.contains(agent) {
-                    out.push(*agent);
+                let hit = gone || want.as_deref().is_none_or(|w| w == name);
+                if hit && !woken.contains(agent) {
+                    woken.push(*agent);
+                }
+                if gone && !again.contains(agent) {
+                    again.push(*agent);
                 }
             }
         }
-        out
+        (woken, again)
     }
+
+    /// Watch `agent`'s `paths` again, from scratch: its old watch
+    /// descriptors dropped (one of them names a file no longer at its
+    /// path), the paths added anew.
+    fn rewatch(&mut self, agent: AgentKey, paths: &[WatchPath]) {
+        let Some(old) = self.agents.get_mut(&agent).map(|w| std::mem::take(&mut w.wds)) else { return };
+        let Some(fd) = self.inotify.take() else { return };
+        self.drop_wds_with(&fd, agent, &old);
+        let added = self.add_all(agent, &fd, paths);
+        self.inotify = Some(fd);
+        match (added, self.agents.get_mut(&agent)) {
+            (Ok(wds), Some(w)) => w.wds = wds,
+            (Err(e), _) => log::warn!("wait: an agent's files could not be watched again: {}", e.text()),
+            (Ok(_), None) => unreachable!("looked up above"),
+        }
+    }
+}
+
+/// What an inotify read says: the agents to wake. A watched file that went
+/// is watched again at its path first (a transcript replaced, a record
+/// deleted and written anew), and a queue that overflowed wakes them all.
+pub(crate) fn on_events(tree: &Tree, agents: &Agents, waits: &mut Waits, events: &[u8]) -> Vec<AgentKey> {
+    let (woken, again) = waits.agents_in(events);
+    for agent in again {
+        waits.rewatch(agent, &watch_paths(tree, agents, agent));
+    }
+    woken
 }
 
 /// Take a reference on `agent`'s watch for a reader. The first makes it:
@@ -386,7 +486,9 @@ fn watch_paths(tree: &Tree, agents: &Agents, agent: AgentKey) -> Vec<WatchPath> 
     let mut out = Vec::new();
     if a.found.harness == Harness::Claude {
         let name = [&pid[..], b".json"].concat();
-        out.extend(tree.beneath(a.found.harness, b"sessions".to_vec()).map(|b| WatchPath { backing: b, name: Some(name) }));
+        out.extend(
+            tree.beneath(a.found.harness, b"sessions".to_vec()).map(|b| WatchPath { backing: b, name: Some(name) }),
+        );
     }
     let transcript = Loc::Agent { slot: agent.0, gen: agent.1, part: Part::Transcript };
     out.extend(tree.backing(&transcript, agents).map(|b| WatchPath { backing: b, name: None }));
@@ -435,18 +537,19 @@ fn add_watch(fd: &OwnedFd, p: &WatchPath) -> Result<i32, i32> {
     rustix::fs::inotify::add_watch(fd.as_fd(), path.as_c_str(), flags).map_err(|e| e.raw_os_error())
 }
 
-/// The (wd, name) of each event in a buffer read from an inotify fd:
-/// wd[4] mask[4] cookie[4] len[4] name[len], NUL-padded.
-fn parse_events(buf: &[u8]) -> impl Iterator<Item = (i32, &[u8])> {
+/// The (wd, mask, name) of each event in a buffer read from an inotify
+/// fd: wd[4] mask[4] cookie[4] len[4] name[len], NUL-padded.
+fn parse_events(buf: &[u8]) -> impl Iterator<Item = (i32, u32, &[u8])> {
     let mut at = 0;
     std::iter::from_fn(move || {
         let head = buf.get(at..at + 16)?;
         let wd = i32::from_ne_bytes(head[0..4].try_into().ok()?);
+        let mask = u32::from_ne_bytes(head[4..8].try_into().ok()?);
         let len = u32::from_ne_bytes(head[12..16].try_into().ok()?) as usize;
         let raw = buf.get(at + 16..at + 16 + len)?;
         at += 16 + len;
         let name = &raw[..memchr::memchr(0, raw).unwrap_or(raw.len())];
-        Some((wd, name))
+        Some((wd, mask, name))
     })
 }
 
@@ -455,10 +558,14 @@ mod tests {
     use super::*;
 
     fn event(wd: i32, name: &[u8]) -> Vec<u8> {
+        event_masked(wd, 2, name)
+    }
+
+    fn event_masked(wd: i32, mask: u32, name: &[u8]) -> Vec<u8> {
         let len = if name.is_empty() { 0 } else { (name.len() + 1).next_multiple_of(16) };
         let mut e = Vec::new();
         e.extend_from_slice(&wd.to_ne_bytes());
-        e.extend_from_slice(&2u32.to_ne_bytes());
+        e.extend_from_slice(&mask.to_ne_bytes());
         e.extend_from_slice(&0u32.to_ne_bytes());
         e.extend_from_slice(&(len as u32).to_ne_bytes());
         let mut n = name.to_vec();
@@ -471,8 +578,50 @@ mod tests {
     fn events_parse_to_their_watch_and_name() {
         let mut buf = event(3, b"");
         buf.extend(event(4, b"123.json"));
-        let got: Vec<(i32, Vec<u8>)> = parse_events(&buf).map(|(wd, n)| (wd, n.to_vec())).collect();
+        let got: Vec<(i32, Vec<u8>)> = parse_events(&buf).map(|(wd, _, n)| (wd, n.to_vec())).collect();
         assert_eq!(got, vec![(3, Vec::new()), (4, b"123.json".to_vec())]);
         assert_eq!(parse_events(&buf[..20]).count(), 1, "a cut event is not read");
+    }
+
+    /// Waits with two agents' watches on made-up descriptors: 3 a
+    /// directory both watch for their own names, 4 and 5 their files.
+    fn two_agents() -> Waits {
+        let mut w = Waits::new(100);
+        let (a, b) = ((1, 1), (2, 1));
+        w.wds.insert(3, Wd { users: vec![(a, Some(b"1.json".to_vec())), (b, Some(b"2.json".to_vec()))] });
+        w.wds.insert(4, Wd { users: vec![(a, None)] });
+        w.wds.insert(5, Wd { users: vec![(b, None)] });
+        for k in [a, b] {
+            w.agents.insert(k, AgentWatch::default());
+        }
+        w
+    }
+
+    #[test]
+    fn a_directory_event_wakes_only_the_agent_it_names() {
+        let mut w = two_agents();
+        let (woken, again) = w.agents_in(&event(3, b"2.json"));
+        assert_eq!((woken, again), (vec![(2, 1)], vec![]));
+        let (woken, _) = w.agents_in(&event(3, b"9.json"));
+        assert!(woken.is_empty());
+    }
+
+    #[test]
+    fn a_watched_file_that_went_is_watched_again() {
+        use rustix::fs::inotify::ReadFlags as R;
+        let mut w = two_agents();
+        for mask in [R::IGNORED, R::DELETE_SELF, R::MOVE_SELF, R::ATTRIB] {
+            let (woken, again) = w.agents_in(&event_masked(4, mask.bits(), b""));
+            assert_eq!((woken, again), (vec![(1, 1)], vec![(1, 1)]), "{mask:?}");
+        }
+    }
+
+    #[test]
+    fn an_overflowed_queue_wakes_every_agent() {
+        use rustix::fs::inotify::ReadFlags as R;
+        let mut w = two_agents();
+        let (mut woken, _) = w.agents_in(&event_masked(-1, R::QUEUE_OVERFLOW.bits(), b""));
+        woken.sort();
+        assert_eq!(woken, vec![(1, 1), (2, 1)]);
     }
 }

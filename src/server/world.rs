@@ -18,7 +18,7 @@ use super::config::Config;
 use super::conn::{Conn, Opened};
 use super::limits::RateLog;
 use super::ops::Token;
-use super::watch::Waits;
+use super::watch::{Gone, Waits};
 use crate::errors::Error;
 
 /// Files held open for open fids, across all connections. A fid opened on
@@ -85,22 +85,27 @@ impl World {
     pub(crate) fn release_opened(&mut self, opened: Opened) {
         match opened {
             Opened::Wait(r) => {
-                for (fd, poll) in self.waits.remove_reader(r) {
-                    self.close_watch(fd, poll);
+                for gone in self.waits.remove_reader(r) {
+                    self.close_watch(gone);
                 }
             }
             opened => release_opened(&mut self.ring, &mut self.held, opened),
         }
     }
 
-    /// A watch's pidfd goes: its poll cancelled, the fd closed, both
+    /// A watch goes: its pidfd's poll cancelled and the fd closed, both
     /// through the ring (the poll's completion comes back as an `Exit` of
-    /// an agent nobody watches any more).
-    pub(crate) fn close_watch(&mut self, fd: OwnedFd, poll: Option<usize>) {
-        if let Some(key) = poll {
+    /// an agent nobody watches any more); its chat entry unpinned.
+    pub(crate) fn close_watch(&mut self, gone: Gone) {
+        if let Some(key) = gone.poll {
             self.ring.submit(Token::Discard, Sub::Cancel { key });
         }
-        self.ring.submit(Token::Discard, Sub::Close { fd });
+        if let Some(fd) = gone.pidfd {
+            self.ring.submit(Token::Discard, Sub::Close { fd });
+        }
+        if let Some(i) = gone.chat {
+            self.chats.unpin(i);
+        }
     }
 }
 

@@ -276,13 +276,11 @@ fn the_real_rollouts_end_idle_or_busy_as_their_last_turn_event_says() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&bytes);
-        let last = text
-            .lines()
-            .filter(|l| l.contains(r#""type":"event_msg""#))
-            .filter_map(|l| {
-                ["task_started", "task_complete", "turn_aborted"].into_iter().find(|t| l.contains(&format!(r#""payload":{{"type":"{t}""#)))
-            })
-            .last();
+        let last = text.lines().rev().filter(|l| l.contains(r#""type":"event_msg""#)).find_map(|l| {
+            ["task_started", "task_complete", "turn_aborted"]
+                .into_iter()
+                .find(|t| l.contains(&format!(r#""payload":{{"type":"{t}""#)))
+        });
         let want: Option<&[u8]> = match last {
             Some("task_started") => Some(b"busy"),
             Some(_) => Some(b"idle"),

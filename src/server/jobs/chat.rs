@@ -18,7 +18,7 @@ use crate::proto::{Qid, QTFILE};
 use crate::tree::{agent_qid_path, Attr, Entry, Loc, Part};
 
 use super::super::conn::Opened;
-use super::cx::{fail, Cx, Event, Reply, Step};
+use super::cx::{fail, Cx, Event, Need, Reply, Step};
 
 pub(crate) struct ChatView {
     slot: u32,
@@ -50,8 +50,8 @@ impl ChatView {
             Event::Refreshed(Ok(r)) => r,
             Event::Refreshed(Err(e)) => return fail(e),
             _ => {
-                let recent = !matches!(self.what, What::OpenList(_));
-                return Step::WaitChat { slot: self.slot, gen: self.gen, recent };
+                let need = if matches!(self.what, What::OpenList(_)) { Need::Now } else { Need::Recent };
+                return Step::WaitChat { slot: self.slot, gen: self.gen, need };
             }
         };
         let found = cx.agents.get(self.slot, self.gen).map(|a| a.found);

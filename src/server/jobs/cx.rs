@@ -38,6 +38,9 @@ pub(crate) enum Event {
     Refreshed(Result<ChatRef, Error>),
     /// The watch it parked on moved: what it reports may have changed.
     Changed,
+    /// The observation of an agent it waited for is over: what it found is
+    /// on the agent's watch (`Waits::seen`), or why not.
+    Observed(Result<(), Error>),
 }
 
 /// What a job does next.
@@ -49,12 +52,11 @@ pub(crate) enum Step {
     Yield,
     /// Park it until the next scan of the agents has landed.
     WaitScan,
-    /// Park it until the agent's chat index is fresh. With `recent`, an
-    /// index refreshed less than `refresh::CHAT_FRESH_FOR` ago will do: a
-    /// message, once whole, never changes, so what the index already
-    /// holds needs no new look (a kernel mount's `ls -l` asks once per
-    /// message); what it lacks, and every listing, asks afresh.
-    WaitChat { slot: u32, gen: u32, recent: bool },
+    /// Park it until the agent's chat index is as fresh as it `need`s.
+    WaitChat { slot: u32, gen: u32, need: Need },
+    /// Park it until an observation of the agent (its status, whether it
+    /// lives) has landed on its watch, sharing one with every other reader.
+    WaitObserve(AgentKey),
     /// Park it on an agent's watch (or, with `None`, the machine's) until
     /// something there changes (`Event::Changed`).
     WaitWatch(Option<AgentKey>),
@@ -64,11 +66,27 @@ pub(crate) enum Step {
     Finished(Wake),
 }
 
+/// How fresh a chat index a job needs (`Step::WaitChat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// An index refreshed less than `refresh::CHAT_FRESH_FOR` ago will do:
+    /// a message, once whole, never changes, so what the index already
+    /// holds needs no new look (a kernel mount's `ls -l` asks once per
+    /// message); what it lacks, and every listing, asks afresh.
+    Recent,
+    /// Refreshed now.
+    Now,
+    /// Refreshed now, for a `wait` reader's count of messages: its pool
+    /// entry may be made past `--max-chats` (its watch pins it).
+    Watched,
+}
+
 /// The outcome of a job of the daemon's own, as each of its waiters gets it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Wake {
     Scanned(Result<(), Error>),
     Refreshed(Result<ChatRef, Error>),
+    Observed(Result<(), Error>),
 }
 
 impl From<Wake> for Event {
@@ -76,6 +94,7 @@ impl From<Wake> for Event {
         match w {
             Wake::Scanned(r) => Event::Scanned(r),
             Wake::Refreshed(r) => Event::Refreshed(r),
+            Wake::Observed(r) => Event::Observed(r),
         }
     }
 }

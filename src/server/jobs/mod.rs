@@ -37,6 +37,7 @@ pub(crate) mod derive;
 pub(crate) mod gather;
 pub(crate) mod listing;
 pub(crate) mod moves;
+pub(crate) mod observe;
 pub(crate) mod open;
 pub(crate) mod read;
 pub(crate) mod refresh;
@@ -46,7 +47,7 @@ pub(crate) mod wait;
 pub(crate) mod wait_all;
 pub(crate) mod walk;
 
-pub(crate) use cx::{Cx, Event, Reply, Step, Wake};
+pub(crate) use cx::{Cx, Event, Need, Reply, Step, Wake};
 
 /// What a check step decided (`dispatch`, `dotl`): answered already
 /// (`None`), a job to park, or a refusal.
@@ -54,18 +55,19 @@ pub(crate) type Decided = Result<Option<Job>, crate::errors::Error>;
 
 /// Every kind of parked request.
 pub(crate) enum Job {
-    Walk(walk::Walk),
-    Stat(stat::Stat),
-    Open(open::Open),
-    Listing(listing::Listing),
+    Walk(Box<walk::Walk>),
+    Stat(Box<stat::Stat>),
+    Open(Box<open::Open>),
+    Listing(Box<listing::Listing>),
     Read(read::Read),
-    Derive(derive::Derive),
-    Scan(scan::Scan),
+    Derive(Box<derive::Derive>),
+    Scan(Box<scan::Scan>),
     Refresh(Box<refresh::Refresh>),
     Chat(chat::ChatView),
-    ChatRead(chat_read::ChatRead),
+    ChatRead(Box<chat_read::ChatRead>),
     Move(Box<moves::Move>),
-    Wait(Box<wait::Wait>),
+    Wait(wait::Wait),
+    Observe(Box<observe::Observe>),
     WaitAll(Box<wait_all::WaitAll>),
 }
 
@@ -84,6 +86,7 @@ impl Job {
             Job::ChatRead(j) => j.step(ev, cx),
             Job::Move(j) => j.step(ev, cx),
             Job::Wait(j) => j.step(ev, cx),
+            Job::Observe(j) => j.step(ev, cx),
             Job::WaitAll(j) => j.step(ev, cx),
         }
     }
@@ -105,6 +108,7 @@ impl Job {
             Job::ChatRead(j) => j.release(cx),
             Job::Move(j) => j.release(cx),
             Job::Wait(j) => j.release(cx),
+            Job::Observe(j) => j.release(cx),
             Job::WaitAll(j) => j.release(cx),
         }
     }

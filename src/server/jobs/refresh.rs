@@ -74,6 +74,8 @@ pub(crate) struct Refresh {
     spare: Vec<u8>,
     /// The entry this job marked as its own (`Entry::refresher`).
     marked: Option<usize>,
+    /// For a `wait` reader: its entry may be made past the pool's cap.
+    watched: bool,
 }
 
 enum Stage {
@@ -85,7 +87,9 @@ enum Stage {
 impl Refresh {
     /// The refresh of agent (`slot`, `gen`)'s transcript, if it has one
     /// with a chat.
-    pub(crate) fn for_agent(w: &World, slot: u32, gen: u32) -> Option<Refresh> {
+    /// The refresh of an agent's chat; `watched` for a `wait` reader's
+    /// (`Pool::entry`).
+    pub(crate) fn for_agent(w: &World, slot: u32, gen: u32, watched: bool) -> Option<Refresh> {
         let format = crate::tree::chat_format(&w.agents, slot, gen)?;
         let a = w.agents.get(slot, gen)?;
         let rel = a.session.as_ref()?.transcript.clone()?;
@@ -103,6 +107,7 @@ impl Refresh {
             read: None,
             spare: Vec::new(),
             marked: None,
+            watched,
         })
     }
 
@@ -153,7 +158,7 @@ impl Refresh {
                 return self.done(cx, Err(Error::NotFound));
             }
         };
-        let (r, old) = match cx.chats.entry(meta.dev, meta.ino, meta.btime, self.format) {
+        let (r, old) = match cx.chats.entry(meta.dev, meta.ino, meta.btime, self.format, self.watched) {
             Ok(got) => got,
             Err(_) => {
                 cx.ops.close(fd);

@@ -1,13 +1,15 @@
 //! An agent's `wait` file: its open, and its reads, which park until the
 //! agent changes.
 //!
-//! The open takes the agent's watch (`watch::Waits::acquire`: inotify on
-//! the files its status and chat come from, a poll of its pidfd) and makes
-//! a reader whose cursor is the agent as it is now: its status, how many
-//! messages its chat has, whether it lives. A read evaluates the agent
-//! again — `active::derive::watched` for the status and the liveness, a
-//! chat refresh for the messages — and answers one line per change since
-//! the cursor, oldest first, as many as fit the count:
+//! The open takes the agent's watch (`watch::hold`: inotify on the files
+//! its status and chat come from, a poll of its pidfd) and makes a reader
+//! whose cursor is the agent as it is now: its status, how many messages
+//! its chat has, whether it lives. A read evaluates the agent again — its
+//! status and life as the watch's last observation found them
+//! (`jobs::observe`, shared by every reader of the agent and made afresh
+//! once per change), its messages from a chat refresh — and answers one
+//! line per change since the cursor, oldest first, as many as fit the
+//! count:
 //!
 //! ```text
 //! status idle
@@ -21,142 +23,148 @@
 //! After `gone` every read answers 0 bytes. The offset is ignored: the file
 //! is a stream.
 
-use crate::active::derive::{self as active, Watched};
 use crate::chat::pool::ChatRef;
 use crate::errors::Error;
 use crate::proto::{self, Qid, QTFILE};
 use crate::tree::{agent_qid_path, chat_format, Part};
 
 use super::super::conn::Opened;
-use super::super::watch::{hold, AgentCursor, AgentKey, Reader, ReaderRef};
-use super::cx::{fail, Cursor, Cx, Event, Reply, Step};
-use super::gather::{Fetch, Gather};
+use super::super::watch::{hold, AgentCursor, AgentKey, Reader, ReaderRef, Seen};
+use super::cx::{fail, Cursor, Cx, Event, Need, Reply, Step};
 
+/// Small, because a kernel mount parks thousands (`cat wait` in many
+/// processes): while parked it is its request and its reader.
 pub(crate) struct Wait {
-    agent: AgentKey,
     what: What,
-    g: Gather,
-    /// What the evaluation found so far: the agent, then its chat.
-    watched: Option<Watched>,
-    /// The watch's sequence when this evaluation began.
-    seq: u64,
+    /// The evaluation under way; none while parked.
+    eval: Option<Box<Eval>>,
 }
 
 enum What {
-    Open { fid: u32 },
-    Read { tag: u16, reader: ReaderRef, count: u32 },
+    Open { fid: u32, agent: AgentKey },
+    Read { tag: u16, count: u32, reader: ReaderRef },
+}
+
+/// One evaluation of the agent.
+struct Eval {
+    agent: AgentKey,
+    /// The watch's sequence the facts it compares are from.
+    seq: u64,
+    /// The agent as last observed, until its chat is counted.
+    seen: Option<Seen>,
+    /// Whether it asked for its chat again, after a refresh it joined
+    /// found the pool busy.
+    asked_again: bool,
 }
 
 impl Wait {
     pub(crate) fn open(fid: u32, slot: u32, gen: u32) -> Wait {
-        Wait { agent: (slot, gen), what: What::Open { fid }, g: Gather::default(), watched: None, seq: 0 }
+        Wait { what: What::Open { fid, agent: (slot, gen) }, eval: None }
     }
 
-    pub(crate) fn read(tag: u16, reader: ReaderRef, agent: AgentKey, count: u32) -> Wait {
-        let what = What::Read { tag, reader, count };
-        Wait { agent, what, g: Gather::default(), watched: None, seq: 0 }
+    pub(crate) fn read(tag: u16, reader: ReaderRef, count: u32) -> Wait {
+        Wait { what: What::Read { tag, count, reader }, eval: None }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         match ev {
             Event::Start => {
-                if let What::Open { .. } = self.what {
-                    if let Err(e) = self.take_watch(cx) {
+                if let What::Open { agent, .. } = self.what {
+                    if let Err(e) = hold(cx.tree, cx.agents, cx.ops.ring, cx.waits, agent) {
                         return fail(e);
                     }
                 }
-                return self.evaluate(cx);
+                self.evaluate(cx)
             }
-            Event::Changed => return self.evaluate(cx),
-            Event::Refreshed(r) => return self.chat_known(cx, r.ok()),
-            ev => {
-                if let Err(step) = self.g.on_event(cx, ev) {
-                    return step;
-                }
-            }
+            Event::Changed => self.evaluate(cx),
+            Event::Observed(Ok(())) => self.observed(cx),
+            Event::Observed(Err(e)) => fail(e),
+            Event::Refreshed(r) => self.refreshed(cx, r),
+            _ => Step::Wait,
         }
-        self.derive(cx)
     }
 
-    /// Hold the agent's watch for the reader this open makes; a watch made
-    /// now gets its exit poll.
-    fn take_watch(&mut self, cx: &mut Cx) -> Result<(), Error> {
-        hold(cx.tree, cx.agents, cx.ops.ring, cx.waits, self.agent)
-    }
-
-    /// Begin an evaluation of the agent from fresh facts.
+    /// Begin an evaluation: the agent as observed at the watch's sequence
+    /// now, observed afresh unless another reader's observation is that.
     fn evaluate(&mut self, cx: &mut Cx) -> Step {
-        if let What::Read { reader, .. } = self.what {
-            match cx.waits.reader(reader) {
-                Some(Reader::Agent { cursor, .. }) if cursor.gone => return self.answer(cx, Vec::new(), None),
-                Some(_) => {}
-                None => return fail(Error::FidNotOpen),
-            }
+        let agent = match self.what {
+            What::Open { agent, .. } => agent,
+            What::Read { reader, .. } => match cx.waits.reader(reader) {
+                Some(Reader::Agent { cursor, .. }) if cursor.gone => return self.answer(Vec::new(), None),
+                Some(Reader::Agent { agent, .. }) => *agent,
+                _ => return fail(Error::FidNotOpen),
+            },
+        };
+        let seq = cx.waits.seq(Some(agent));
+        self.eval = Some(Box::new(Eval { agent, seq, seen: None, asked_again: false }));
+        match cx.waits.seen(agent) {
+            Some(seen) if seen.seq == seq => self.observed(cx),
+            _ => Step::WaitObserve(agent),
         }
-        self.seq = cx.waits.seq(Some(self.agent));
-        self.watched = None;
-        let old = std::mem::take(&mut self.g);
-        old.release(cx);
-        self.derive(cx)
     }
 
-    fn derive(&mut self, cx: &mut Cx) -> Step {
-        loop {
-            if let Some(e) = self.g.starved() {
-                return fail(e);
+    /// The agent is observed: count its chat, while it lives and has one.
+    fn observed(&mut self, cx: &mut Cx) -> Step {
+        let Some(e) = self.eval.as_mut() else { return Step::Wait };
+        let Some(seen) = cx.waits.seen(e.agent) else { return fail(Error::FidNotOpen) };
+        // What it compares is from then: a change since makes it look again.
+        (e.seq, e.seen) = (seen.seq, Some(seen.clone()));
+        let (slot, gen) = e.agent;
+        if seen.alive && chat_format(cx.agents, slot, gen).is_some() {
+            return Step::WaitChat { slot, gen, need: Need::Watched };
+        }
+        self.chat_known(cx, None)
+    }
+
+    /// The chat's refresh is back: the watch pins its entry, so the next
+    /// change indexes only what the transcript grew by. No transcript is
+    /// no messages; any other failure is the answer (never a count of 0).
+    fn refreshed(&mut self, cx: &mut Cx, r: Result<ChatRef, Error>) -> Step {
+        let Some(e) = self.eval.as_mut() else { return Step::Wait };
+        match r {
+            Ok(r) => {
+                cx.waits.pin_chat(e.agent, r.i, cx.chats);
+                self.chat_known(cx, Some(r))
             }
-            let Some(a) = cx.agents.get(self.agent.0, self.agent.1) else {
-                self.watched = Some(Watched { alive: false, status: None });
-                return self.chat_known(cx, None);
-            };
-            let (found, session) = (a.found, a.session.clone());
-            let mut needs = Vec::new();
-            if let Some(w) = active::watched(&found, session.as_ref(), &self.g.facts, &mut needs) {
-                let alive = w.alive;
-                self.watched = Some(w);
-                // A chat to count, while the agent lives and has one.
-                if alive && chat_format(cx.agents, self.agent.0, self.agent.1).is_some() {
-                    return Step::WaitChat { slot: self.agent.0, gen: self.agent.1, recent: false };
-                }
-                return self.chat_known(cx, None);
+            Err(Error::NotFound) => self.chat_known(cx, None),
+            // The refresh this joined was a listing's, which may not make
+            // an entry past the cap; this one's own may.
+            Err(Error::ChatsBusy) if !e.asked_again => {
+                e.asked_again = true;
+                Step::WaitChat { slot: e.agent.0, gen: e.agent.1, need: Need::Watched }
             }
-            match self.g.fetch(cx, needs) {
-                Fetch::Again => continue,
-                Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return fail(Error::Io),
-            }
+            Err(err) => fail(err),
         }
     }
 
     /// The agent and its chat are known: open the reader, or answer what
     /// changed, or park.
     fn chat_known(&mut self, cx: &mut Cx, chat: Option<ChatRef>) -> Step {
-        let watched = self.watched.take().unwrap_or(Watched { alive: false, status: None });
+        let Some(e) = self.eval.take() else { return Step::Wait };
+        let (alive, status) = e.seen.map_or((false, None), |s| (s.alive, s.status));
         let index = chat.and_then(|r| cx.chats.get(r)).map(|e| &e.index);
-        let now = AgentCursor { status: watched.status, messages: index.map_or(0, |i| i.len()), gone: !watched.alive };
+        let now = AgentCursor { status, messages: index.map_or(0, |i| i.len()), gone: !alive };
         let (reader, count) = match self.what {
-            What::Open { fid } => {
-                let r = cx.waits.add_reader(Reader::Agent { agent: self.agent, cursor: now });
-                let found = cx.agents.get(self.agent.0, self.agent.1).map(|a| a.found);
+            What::Open { fid, agent } => {
+                let r = cx.waits.add_reader(Reader::Agent { agent, cursor: now });
+                let found = cx.agents.get(agent.0, agent.1).map(|a| a.found);
                 let qid = Qid { ty: QTFILE, version: 0, path: agent_qid_path(found.as_ref(), Part::Wait) };
                 return Step::Answer(Ok(Reply::Open { fid, qid, opened: Opened::Wait(r) }));
             }
             What::Read { reader, count, .. } => (reader, count),
         };
         let Some(Reader::Agent { cursor, .. }) = cx.waits.reader(reader) else { return fail(Error::FidNotOpen) };
-        let (lines, next) = changes(cursor, &now, count as usize, |id, out| {
-            index.is_some_and(|i| i.name(id, out))
-        });
+        let (lines, next) = changes(cursor, &now, count as usize, |id, out| index.is_some_and(|i| i.name(id, out)));
         if !lines.is_empty() {
-            return self.answer(cx, lines, Some(next));
+            return self.answer(lines, Some(next));
         }
-        if cx.waits.seq(Some(self.agent)) != self.seq {
+        if cx.waits.seq(Some(e.agent)) != e.seq {
             return self.evaluate(cx);
         }
-        Step::WaitWatch(Some(self.agent))
+        Step::WaitWatch(Some(e.agent))
     }
 
-    fn answer(&self, _cx: &mut Cx, lines: Vec<u8>, next: Option<AgentCursor>) -> Step {
+    fn answer(&self, lines: Vec<u8>, next: Option<AgentCursor>) -> Step {
         let What::Read { tag, reader, .. } = self.what else { unreachable!("only a read answers lines") };
         let mut bytes = Vec::with_capacity(lines.len() + super::read::RREAD_HEADER_BYTES);
         proto::rread_begin(&mut bytes, tag);
@@ -165,9 +173,7 @@ impl Wait {
         Step::Answer(Ok(Reply::Wait { reader, bytes, cursor: next.map(Cursor::Agent) }))
     }
 
-    pub(crate) fn release(self, cx: &mut Cx) {
-        self.g.release(cx);
-    }
+    pub(crate) fn release(self, _cx: &mut Cx) {}
 }
 
 /// The lines that say how `now` differs from `was`, oldest first (the
@@ -218,7 +224,7 @@ mod tests {
     use super::*;
 
     fn cursor(status: Option<&str>, messages: usize, gone: bool) -> AgentCursor {
-        AgentCursor { status: status.map(|s| s.as_bytes().to_vec()), messages, gone }
+        AgentCursor { status: status.map(|s| s.as_bytes().into()), messages, gone }
     }
 
     fn names(id: usize, out: &mut Vec<u8>) -> bool {

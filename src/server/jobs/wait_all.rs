@@ -101,7 +101,7 @@ impl WaitAll {
                         held.insert(*key);
                     }
                 }
-                let r = cx.waits.add_reader(Reader::Machine { cursor: now, held });
+                let r = cx.waits.add_reader(Reader::Machine { cursor: Box::new(now), held });
                 return Step::Answer(Ok(Reply::Open { fid, qid, opened: Opened::Wait(r) }));
             }
             What::Read { tag, reader, count } => (tag, reader, count),
@@ -119,6 +119,8 @@ impl WaitAll {
             self.seq = cx.waits.seq(None);
             return Step::WaitScan;
         }
+        // Parked, it holds nothing of this evaluation's.
+        std::mem::take(&mut self.g).release(cx);
         Step::WaitWatch(None)
     }
 

@@ -21,7 +21,7 @@ use crate::tree::{Loc, Part, Presence};
 use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::chat;
 use super::cx::drive;
-use super::cx::{Cx, Event, Reply, Step};
+use super::cx::{Cx, Event, Need, Reply, Step};
 use super::gather::{Fetch, Gather};
 
 pub(crate) struct Walk {
@@ -209,7 +209,10 @@ impl Walk {
     /// A name in `chat/`: the index (made fresh first) says which message.
     fn next_message(&mut self, cx: &mut Cx, slot: u32, gen: u32, name: &[u8]) -> Next {
         let entry = match self.chat {
-            None => return Next::Stop(Step::WaitChat { slot, gen, recent: !self.chat_forced }),
+            None => {
+                let need = if self.chat_forced { Need::Now } else { Need::Recent };
+                return Next::Stop(Step::WaitChat { slot, gen, need });
+            }
             Some(Err(e)) if self.qids.is_empty() => return Next::Stop(Step::Answer(Err(e))),
             Some(Err(_)) => return Next::Missing,
             Some(Ok(r)) => r,
@@ -221,7 +224,7 @@ impl Walk {
             }
             // A recent index lacks it: it may be new, so look afresh.
             (self.chat, self.chat_forced) = (None, true);
-            return Next::Stop(Step::WaitChat { slot, gen, recent: false });
+            return Next::Stop(Step::WaitChat { slot, gen, need: Need::Now });
         };
         let Some(e) = cx.chats.get(entry) else { return Next::Missing };
         let Some(qid) = chat::msg_qid(found.as_ref(), e, id as u32) else { return Next::Missing };

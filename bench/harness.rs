@@ -1,0 +1,288 @@
+//! What the daemon benches share: a daemon started in a scratch world and
+//! read from outside (memory, fds, the SIGUSR1 status line), the table of
+//! figures each bench ends with, and quantiles. A bench uses it as
+//! `mod harness;` (this file is no bench of its own).
+
+#![allow(dead_code)] // each bench uses its own part of it
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a daemon may take to listen, or to exit on SIGTERM.
+pub const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
+/// How long memory and fds have to settle.
+pub const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
+pub const MIB: u64 = 1 << 20;
+
+/// The `9agents` cargo built for the bench.
+pub fn default_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_9agents"))
+}
+
+/// A scratch directory for one bench run, holding `home/`, `run/` (the
+/// runtime dir) and whatever the bench adds; removed when dropped.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(bench: &str) -> io::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("9a-{bench}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for sub in ["home", "run"] {
+            std::fs::create_dir_all(dir.join(sub))?;
+        }
+        Ok(Scratch { dir })
+    }
+
+    /// An empty fixture process table at `<dir>/proc`: no agent runs.
+    pub fn fixture_proc(&self) -> io::Result<PathBuf> {
+        let proc = self.dir.join("proc");
+        std::fs::create_dir_all(&proc)?;
+        std::fs::write(proc.join("stat"), "cpu  1 2 3 4\nbtime 1764000000\n")?;
+        std::fs::write(proc.join("locks"), "")?;
+        Ok(proc)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A daemon of the bench's: its own socket (`--no-post --unix`) and log in
+/// the scratch dir, the scratch `HOME` and runtime dir, nothing else of the
+/// bench's environment. Killed if dropped still running.
+pub struct Daemon {
+    child: Child,
+    pub pid: u32,
+    pub sock: PathBuf,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    /// Start `bin` with `args` and wait until it listens and sleeps in its
+    /// loop (as rss.sh: the socket exists and the process is asleep; no
+    /// probe connection).
+    pub fn spawn<S: AsRef<OsStr>>(bin: &Path, s: &Scratch, args: &[S]) -> io::Result<Daemon> {
+        static SEQ: AtomicUsize = AtomicUsize::new(0);
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let (sock, log) = (s.dir.join(format!("d{n}.sock")), s.dir.join(format!("d{n}.log")));
+        let child = Command::new(bin)
+            .args(["--no-post", "--unix"])
+            .arg(&sock)
+            .args(args)
+            .env_clear()
+            .env("HOME", s.dir.join("home"))
+            .env("XDG_RUNTIME_DIR", s.dir.join("run"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .spawn()
+            .map_err(|e| io::Error::new(e.kind(), format!("spawn {}: {e}", bin.display())))?;
+        let pid = child.id();
+        let mut d = Daemon { child, pid, sock, log };
+        let deadline = Instant::now() + SPAWN_DEADLINE;
+        while !(std::fs::symlink_metadata(&d.sock).is_ok_and(|m| m.file_type().is_socket()) && d.asleep()) {
+            if let Some(status) = d.child.try_wait()? {
+                return Err(io::Error::other(format!(
+                    "the daemon exited ({status}) before listening: {}",
+                    d.log_tail()
+                )));
+            }
+            if Instant::now() > deadline {
+                return Err(io::Error::other(format!("no socket at {} after {SPAWN_DEADLINE:?}", d.sock.display())));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(d)
+    }
+
+    pub fn asleep(&self) -> bool {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap_or_default();
+        status.lines().any(|l| l.starts_with("State:") && l.contains("S (sleeping)"))
+    }
+
+    pub fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, |d| d.count())
+    }
+
+    /// Memory once the loop is asleep and two readings 50 ms apart agree.
+    pub fn settled_mem(&self) -> io::Result<Mem> {
+        let deadline = Instant::now() + SETTLE_DEADLINE;
+        let mut last = Mem::of(self.pid)?;
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = Mem::of(self.pid)?;
+            if (now.rss_kib == last.rss_kib && self.asleep()) || Instant::now() > deadline {
+                return Ok(now);
+            }
+            last = now;
+        }
+    }
+
+    /// Ask for the status line (SIGUSR1) and wait for it in the log.
+    pub fn status_line(&self) -> Option<String> {
+        let count = |text: &str| text.lines().filter(|l| l.starts_with("9agents status:")).count();
+        let before = count(&std::fs::read_to_string(&self.log).unwrap_or_default());
+        // SAFETY: kill(2) on the pid of our child, not yet reaped.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGUSR1) };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if count(&text) > before {
+                return text.lines().rfind(|l| l.starts_with("9agents status:")).map(str::to_string);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// One `name=value` field of the status line.
+    pub fn status_field(&self, name: &str) -> Option<u64> {
+        let line = self.status_line()?;
+        line.split_whitespace().find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+    }
+
+    /// SIGTERM and a clean exit, bounded.
+    pub fn stop(mut self) -> io::Result<()> {
+        // SAFETY: kill(2) on the pid of our child, not yet reaped.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + SPAWN_DEADLINE;
+        loop {
+            if let Some(s) = self.child.try_wait()? {
+                return if s.success() {
+                    Ok(())
+                } else {
+                    Err(io::Error::other(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail())))
+                };
+            }
+            if Instant::now() > deadline {
+                return Err(io::Error::other(format!("the daemon ignored SIGTERM for {SPAWN_DEADLINE:?}; killed")));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(5)..].join(" | ")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub struct Mem {
+    pub rss_kib: u64,
+    pub hwm_kib: u64,
+}
+
+impl Mem {
+    pub fn of(pid: u32) -> io::Result<Mem> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        Ok(Mem { rss_kib: kib_field(&status, "VmRSS:")?, hwm_kib: kib_field(&status, "VmHWM:")? })
+    }
+}
+
+/// A `Name:   1234 kB` line of a /proc status-like file.
+pub fn kib_field(text: &str, name: &str) -> io::Result<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| io::Error::other(format!("no {name} field")))
+}
+
+pub fn mem_available_kib() -> Option<u64> {
+    kib_field(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable:").ok()
+}
+
+/// Raise this process's soft RLIMIT_NOFILE to its hard limit.
+pub fn raise_nofile() {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit pointer.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
+/// The machine, for the first line a bench prints.
+pub fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| kib_field(&m, "MemTotal:").ok());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    format!(
+        "{cpus} CPUs, {:.1} GiB RAM ({:.1} GiB available), load average {}",
+        total.unwrap_or(0) as f64 / (1 << 20) as f64,
+        mem_available_kib().unwrap_or(0) as f64 / (1 << 20) as f64,
+        load.split_whitespace().next().unwrap_or("?")
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Figures and the final table.
+
+pub struct Row {
+    pub scenario: String,
+    pub figure: String,
+    pub value: String,
+    pub target: String,
+    /// None: a figure without a target.
+    pub pass: Option<bool>,
+}
+
+impl Row {
+    pub fn new(scenario: &str, figure: &str, value: String, target: &str, pass: Option<bool>) -> Row {
+        Row { scenario: scenario.into(), figure: figure.into(), value, target: target.into(), pass }
+    }
+}
+
+pub fn print_table(rows: &[Row]) {
+    let w = |f: fn(&Row) -> &str, min: usize| rows.iter().map(|r| f(r).chars().count()).max().unwrap_or(0).max(min);
+    let (ws, wf, wv, wt) = (w(|r| &r.scenario, 8), w(|r| &r.figure, 6), w(|r| &r.value, 5), w(|r| &r.target, 6));
+    println!("\n{:<ws$}  {:<wf$}  {:<wv$}  {:<wt$}  verdict", "scenario", "figure", "value", "target");
+    println!("{}", "-".repeat(ws + wf + wv + wt + 15));
+    for r in rows {
+        let verdict = match r.pass {
+            Some(true) => "PASS",
+            Some(false) => "MISS",
+            None => "-",
+        };
+        println!("{:<ws$}  {:<wf$}  {:<wv$}  {:<wt$}  {verdict}", r.scenario, r.figure, r.value, r.target);
+    }
+    let (pass, miss) =
+        (rows.iter().filter(|r| r.pass == Some(true)).count(), rows.iter().filter(|r| r.pass == Some(false)).count());
+    println!("{pass} PASS, {miss} MISS");
+}
+
+pub fn sorted(v: &[Duration]) -> Vec<Duration> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+/// The `q` quantile of sorted, non-empty `v` (nearest rank).
+pub fn quantile(v: &[Duration], q: f64) -> Duration {
+    let rank = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}

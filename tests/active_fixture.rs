@@ -234,3 +234,20 @@ fn a_proc_dir_that_cannot_be_listed_answers_an_error_not_an_empty_listing() {
     let (text, errno) = c.open(1, OREAD).error().expect("the listing must fail, not come back empty");
     assert_eq!((text.as_str(), errno), ("i/o error", libc::EIO as u32));
 }
+
+#[test]
+fn a_fixture_agent_whose_pid_is_the_daemons_own_is_listed() {
+    // A fixture's pids name no process of this machine: the daemon is not
+    // among them, so its own pid (and ancestry) excludes nothing there.
+    // The kernel test's guest hit this: its daemon's real pid was the
+    // fixture agent's, and the agent never appeared.
+    let fx = Fixture::new();
+    let d = fx.daemon();
+    fx.claude(d.pid, CLAUDE_SID);
+    let mut c = d.session(Dialect::P2000);
+    assert_eq!(listed(&mut c, "claude", F), [d.pid.to_string()]);
+    assert_eq!(
+        String::from_utf8(c.cat(&format!("/active/claude/{}/session", d.pid), F)).unwrap(),
+        format!("{CLAUDE_SID}\n")
+    );
+}

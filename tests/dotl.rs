@@ -81,6 +81,7 @@ fn every_open_that_could_change_a_file_answers_read_only_file_system() {
         DOTL_WRONLY | DOTL_TRUNC,
         DOTL_RDONLY | DOTL_TRUNC,
         DOTL_RDONLY | DOTL_CREATE,
+        DOTL_WRONLY | DOTL_CREATE,
         DOTL_WRONLY | DOTL_APPEND,
     ]
     .into_iter()

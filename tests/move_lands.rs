@@ -212,16 +212,19 @@ fn the_seeds_four_lines_replace_zmxify_through_the_built_in_client() {
 
 #[test]
 fn a_move_lands_through_9p2000_l_as_a_kernel_mounts_echo_sends_it() {
-    // `echo mine > zmx` on a default (9P2000.L) Linux mount: Tlopen with
-    // O_WRONLY|O_TRUNC, a Tsetattr of size 0 (the truncate is part of the
-    // write, not a refusal), then the Twrite.
+    // `echo mine > zmx` on a default (9P2000.L) Linux mount, as the kernel
+    // test's guest saw v9fs send it: Tlopen with O_WRONLY|O_CREAT|
+    // O_LARGEFILE (0100101: the VFS strips O_CREAT only after the open,
+    // and v9fs does not pass O_TRUNC), a Tsetattr of size 0 (the truncate
+    // is part of the write, not a refusal), then the Twrite.
     let w = World::new(Zmx::Post);
     let mut agent = w.claude();
     let d = w.daemon(&[]);
     let mut c = d.session(Dialect::L);
     let path = format!("{}/zmx", agent_dir("claude", &agent));
     c.walk_ok(ROOT, 1, &tree_names(&path));
-    let flags = proto::DOTL_WRONLY | proto::DOTL_TRUNC | proto::DOTL_LARGEFILE;
+    let flags = proto::DOTL_WRONLY | proto::DOTL_CREATE | proto::DOTL_LARGEFILE;
+    assert_eq!(flags, 0o100101, "the flags the guest's kernel sent");
     let r = c.rpc(&Tmsg::Lopen { fid: 1, flags });
     assert!(matches!(r.msg(), Rmsg::Lopen { .. }), "Tlopen for writing: {r:?}");
     let valid = proto::SETATTR_SIZE | proto::SETATTR_MTIME | proto::SETATTR_CTIME;

@@ -27,7 +27,8 @@ pub(crate) const TAIL_BYTES_MAX: u32 = super::TAIL_BYTES_MAX as u32;
 /// What the derivations need to know besides the facts.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Ctx {
-    /// The daemon's own pid: its ancestry is never listed.
+    /// The daemon's own pid: its ancestry is never listed. 0 when the
+    /// processes are a fixture's, which the daemon is not one of.
     pub own_pid: u32,
     /// Each harness's base as the kernel spells it (resolved), to match
     /// the targets of fd links; `None` when it does not exist.
@@ -109,8 +110,12 @@ fn pid_of(name: &[u8]) -> Option<u32> {
     std::str::from_utf8(name).ok()?.parse().ok()
 }
 
-/// The daemon's own pid and its ancestors, read parent by parent.
+/// The daemon's own pid and its ancestors, read parent by parent; none
+/// when the daemon is not among the processes (`own_pid` 0).
 fn ancestry(own: u32, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<u32>> {
+    if own == 0 {
+        return Some(Vec::new());
+    }
     let mut chain = vec![own];
     let mut pid = own;
     for _ in 0..proc::ANCESTRY_DEPTH_MAX {

@@ -103,11 +103,17 @@ impl Intent {
         }
     }
 
+    /// A Tlopen names a file that exists, so O_CREAT creates nothing; but
+    /// on a read it is an intent the read-only tree refuses. On a write it
+    /// is what Linux sends for `echo NAME > zmx`: v9fs passes the open's
+    /// O_CREAT through (the VFS strips it only after `->open`) and turns
+    /// O_TRUNC into a Tsetattr of size 0, so a plain write may carry it.
     pub(crate) fn of_flags(flags: u32) -> Intent {
-        let changes = flags & (proto::DOTL_CREATE | proto::DOTL_APPEND);
+        let append = flags & proto::DOTL_APPEND != 0;
+        let create = flags & proto::DOTL_CREATE != 0;
         match flags & proto::DOTL_ACCMODE {
-            proto::DOTL_RDONLY if changes == 0 && flags & proto::DOTL_TRUNC == 0 => Intent::Read,
-            proto::DOTL_WRONLY if changes == 0 => Intent::Write,
+            proto::DOTL_RDONLY if !append && !create && flags & proto::DOTL_TRUNC == 0 => Intent::Read,
+            proto::DOTL_WRONLY if !append => Intent::Write,
             _ => Intent::Refused,
         }
     }
@@ -196,9 +202,16 @@ mod tests {
         use proto::*;
         assert_eq!(Intent::of_flags(DOTL_RDONLY | DOTL_DIRECTORY | DOTL_LARGEFILE | DOTL_CLOEXEC), Intent::Read);
         assert_eq!(Intent::of_flags(DOTL_WRONLY | DOTL_TRUNC), Intent::Write);
-        for refused in
-            [DOTL_RDWR, DOTL_NOACCESS, DOTL_WRONLY | DOTL_CREATE, DOTL_WRONLY | DOTL_APPEND, DOTL_RDONLY | DOTL_TRUNC]
-        {
+        // What Linux's v9fs sends for `echo NAME > zmx` (0100101).
+        assert_eq!(Intent::of_flags(DOTL_WRONLY | DOTL_CREATE | DOTL_LARGEFILE), Intent::Write);
+        for refused in [
+            DOTL_RDWR,
+            DOTL_NOACCESS,
+            DOTL_RDONLY | DOTL_CREATE,
+            DOTL_WRONLY | DOTL_APPEND,
+            DOTL_WRONLY | DOTL_CREATE | DOTL_APPEND,
+            DOTL_RDONLY | DOTL_TRUNC,
+        ] {
             assert_eq!(Intent::of_flags(refused), Intent::Refused, "{refused:o}");
         }
         assert_eq!(Intent::of_mode(OREAD), Intent::Read);

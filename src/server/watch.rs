@@ -492,26 +492,22 @@ fn watch_paths(tree: &Tree, agents: &Agents, agent: AgentKey) -> Vec<WatchPath> 
     }
     let transcript = Loc::Agent { slot: agent.0, gen: agent.1, part: Part::Transcript };
     out.extend(tree.backing(&transcript, agents).map(|b| WatchPath { backing: b, name: None }));
-    if !real_proc(tree) {
+    // A fixture's exit is its pid directory's removal (see `arm_exit`).
+    if !tree.proc_is_real() {
         let backing = Backing { base: tree.proc_base().clone(), rel: c".".into() };
         out.push(WatchPath { backing, name: Some(pid) });
     }
     out
 }
 
-/// Whether `--proc` is the kernel's: its processes' exits are polled
-/// through pidfds. A fixture's pids name no process of this machine (or
-/// the wrong one), so there the exit is its directory's removal.
-fn real_proc(tree: &Tree) -> bool {
-    tree.proc_base().as_bytes() == b"/proc"
-}
-
 /// A watch made now gets its exit poll: a pidfd of the agent, polled
 /// through the ring (`Token::Exit`). With none — the agent has gone
-/// already — the reader's evaluation says so.
+/// already — the reader's evaluation says so. Only under the kernel's
+/// `/proc`: a fixture's pids name no process here, so its exits are seen
+/// by the watch on its `--proc` directory instead.
 fn arm_exit(tree: &Tree, ring: &mut Ring<Token>, agents: &Agents, waits: &mut Waits, agent: AgentKey) {
     let Some(pid) = agents.get(agent.0, agent.1).map(|a| a.found.pid) else { return };
-    if !real_proc(tree) {
+    if !tree.proc_is_real() {
         return;
     }
     if let (Ok(fd), Some(w)) = (crate::sys::pidfd_open(pid), waits.agents.get_mut(&agent)) {

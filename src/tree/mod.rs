@@ -380,6 +380,13 @@ impl Tree {
         &self.proc_base
     }
 
+    /// Whether `--proc` is the kernel's own. A fixture's pids name no
+    /// process of this machine, or the wrong one: there, the daemon's own
+    /// pid and its exits' pidfds mean nothing.
+    pub(crate) fn proc_is_real(&self) -> bool {
+        self.proc_base.as_bytes() == b"/proc"
+    }
+
     /// A harness's base, as the base of `facts::Root::Harness`.
     pub(crate) fn harness_base(&self, h: Harness) -> Option<&CString> {
         self.bases[h.index()].as_ref()

@@ -27,7 +27,9 @@ impl Scan {
         }
         cx.real.retry_bases(cx.tree);
         let ctx = derive::Ctx {
-            own_pid: std::process::id(),
+            // Under a fixture `--proc` the daemon is not among the
+            // processes listed: its real pid may be a fixture's agent's.
+            own_pid: if cx.tree.proc_is_real() { std::process::id() } else { 0 },
             real_bases: cx.real.bases.clone(),
             home: cx.real.home.clone(),
             tmp: cx.real.tmp.clone(),

@@ -32,8 +32,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use common::{Scratch, BIN};
-use fixture::Stage;
-use guest::Mode;
+use guest::{Mode, Stage};
 
 /// Where the packages, the kit and the last run are kept: beside the
 /// binary's profile directory, in the target directory Cargo used.
@@ -96,7 +95,11 @@ fn the_linux_9p_client_sees_the_fixture_exactly_and_is_refused_every_write() {
         Some(path) => PathBuf::from(path),
         None => guest::release_binary(&cache).unwrap_or_else(|e| panic!("{e}")),
     };
-    guest::initramfs(&stage, &kit, &bin, &probe, &mode, &initrd).unwrap_or_else(|e| panic!("{e}"));
+    mode.stage(&stage);
+    let bins =
+        [(bin.as_path(), "/bin/9agents"), (probe.as_path(), "/bin/probe"), (probe.as_path(), fixture::MOVE_AGENT)];
+    let init = include_bytes!("kernel/init.sh");
+    guest::initramfs(&stage, &kit, init, &bins, &initrd).unwrap_or_else(|e| panic!("{e}"));
     std::fs::remove_dir_all(&stage.root).unwrap();
     say(&format!("kernel test: booting Linux {} with busybox ({} MB initramfs)", kit.release, mb(&initrd)));
     let everything = matches!(mode, Mode::Cmd(_));
@@ -105,7 +108,7 @@ fn the_linux_9p_client_sees_the_fixture_exactly_and_is_refused_every_write() {
             say(line);
         }
     };
-    let run = guest::boot(&kit, &initrd, &cache, &mode, &echo).unwrap_or_else(|e| panic!("{e}"));
+    let run = guest::boot(&kit, &initrd, &cache, &mode, guest::RUN_DEADLINE, &echo).unwrap_or_else(|e| panic!("{e}"));
     if let Mode::Shell = mode {
         return;
     }

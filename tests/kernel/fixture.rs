@@ -35,6 +35,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::active_fakes::{claude_project_dir, codex_rollout, fake_start, FakeProc, CODEX_DAY, CODEX_ID};
 use crate::chat_fakes::*;
 use crate::common::{MOUNTS, SECRET};
+use crate::guest::Stage;
 
 /// Where each home's world lives in the guest.
 pub const LIGHT: &str = "/fx/light";
@@ -53,50 +54,50 @@ pub const HEAVY_MESSAGES: u64 = 40_000;
 /// `OPEN_FILES_MAX` (4,096 held fds), past which an open is refused by
 /// design rather than by defect.
 pub const HOLD_FILES: usize = 4_000;
-/// The dialects the guest mounts with, as `version=` spells them.
-pub const VERSIONS: [&str; 2] = ["9p2000.u", "9p2000"];
+/// The dialects the guest mounts with, as `version=` spells them; 9P2000.L
+/// is the kernel's default, mounted with no `version=` at all.
+pub const VERSIONS: [&str; 3] = ["9p2000.L", "9p2000.u", "9p2000"];
+/// The dialects the 40,000-message `ls -l` runs on: it takes two minutes a
+/// dialect under TCG, and plain 9P2000 lists it through the same code as
+/// 9P2000.u (one stat a message), so it is left out there to keep the run
+/// near 6 minutes.
+const HEAVY_CHAT_VERSIONS: [&str; 2] = ["9p2000.L", "9p2000.u"];
+/// The dialects `echo NAME > zmx` moves an agent through: the default
+/// mount, and 9P2000.u beside it (a fresh agent each).
+const MOVE_VERSIONS: [&str; 2] = ["9p2000.L", "9p2000.u"];
+/// Who owns the light home in the guest (it is chowned there): not the
+/// daemon (root), so a stat that shows the daemon's owner for a mirrored
+/// file is caught.
+const LIGHT_UID: u32 = 1000;
+const LIGHT_GID: u32 = 1001;
+/// The move daemon's world: its HOME, XDG_RUNTIME_DIR (the zmx registry is
+/// `9p/zmx` below it) and the agent's cwd.
+const MOVE: &str = "/fx/move";
+const MOVE_RUNTIME: &str = "/run/mover-rt";
+/// Where the fake zmx and the fake agent (the probe, run as `claude`) are.
+pub const MOVE_ZMX: &str = "/fx/move/zmx";
+pub const MOVE_AGENT: &str = "/fx/move/bin/claude";
 /// The first mtime the light home's entries get; each entry another.
 const MTIME_BASE: u64 = 1_700_000_000;
 /// The large file: more than one msize, not a multiple of a page.
 const LARGE_BYTES: usize = (1 << 20) + 4_097;
 
-/// The initramfs's root on the host.
-pub struct Stage {
-    pub root: PathBuf,
-}
-
-impl Stage {
-    /// The host path of the guest path `guest`.
-    pub fn host(&self, guest: &str) -> PathBuf {
-        self.root.join(guest.trim_start_matches('/'))
-    }
-
-    pub fn write(&self, guest: &str, data: &[u8]) -> PathBuf {
-        let path = self.host(guest);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, data).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-        path
-    }
-
-    pub fn mkdir(&self, guest: &str) -> PathBuf {
-        let path = self.host(guest);
-        fs::create_dir_all(&path).unwrap_or_else(|e| panic!("mkdir {}: {e}", path.display()));
-        path
-    }
-}
-
-/// Both worlds, and `/fx/env`.
+/// The three worlds, and `/fx/env`.
 pub fn build(stage: &Stage) {
     let light = light(stage);
     let heavy = heavy(stage);
+    let mover = mover(stage);
     let env = format!(
         "# Written by tests/kernel/fixture.rs.\n\
-         LIGHT={LIGHT}\nHEAVY={HEAVY}\nAGENT_PID={AGENT_PID}\nVERSIONS='{}'\n\
+         LIGHT={LIGHT}\nHEAVY={HEAVY}\nAGENT_PID={AGENT_PID}\nVERSIONS='{}'\nHEAVY_CHAT_VERSIONS='{}'\n\
+         LIGHT_UID={LIGHT_UID}\nLIGHT_GID={LIGHT_GID}\nMOVE_VERSIONS='{}'\n{mover}\
          TRANSCRIPT_TREE='{}'\nTRANSCRIPT='{}'\n\
          HEAVY_DIR_TREE='claude/projects/big'\nHEAVY_DIR='{HEAVY}/home/.claude/projects/big'\n\
          HEAVY_FILES={HEAVY_FILES}\nHEAVY_MESSAGES={HEAVY_MESSAGES}\nHOLD_FILES={HOLD_FILES}\n\
          SECRET='{}'\nHEAVY_TRANSCRIPT_BYTES={}\n",
         VERSIONS.join(" "),
+        HEAVY_CHAT_VERSIONS.join(" "),
+        MOVE_VERSIONS.join(" "),
         light.transcript_tree,
         light.transcript,
         std::str::from_utf8(SECRET).unwrap(),
@@ -236,6 +237,32 @@ fn heavy(stage: &Stage) -> usize {
     stage.write(&format!("{home}/{rel}"), &body);
     agent(stage, HEAVY, &cwd, &format!("{home}/{rel}"));
     body.len()
+}
+
+/// The move daemon's world: a home whose claude transcript records the
+/// agent's cwd and session (the registry record naming the agent's pid and
+/// starttime is written in the guest, once the agent runs), the cwd, and
+/// the fake zmx: a shell script that records how it was run in
+/// `/run/zmx.record.<name>` and posts the session's socket in the zmx
+/// registry (`probe listen`, which detaches), as `zmx run <name> -d` does.
+/// The lines `/fx/env` gets.
+fn mover(stage: &Stage) -> String {
+    let (home, cwd) = (format!("{MOVE}/home"), format!("{MOVE}/work"));
+    stage.mkdir(&cwd);
+    stage.mkdir(&format!("{home}/.claude/sessions"));
+    let project = claude_project_dir(Path::new(&cwd));
+    let first = format!(
+        r#"{{"type":"user","cwd":"{cwd}","sessionId":"{SID}","message":{{"role":"user","content":"move me"}}}}"#
+    );
+    stage.write(&format!("{home}/.claude/projects/{project}/{SID}.jsonl"), format!("{first}\n").as_bytes());
+    let zmx = "#!/bin/sh\n# The kernel test's fake zmx (tests/kernel/fixture.rs): records how it was run, then\n\
+               # posts the session's socket in the zmx registry and leaves it there.\n\
+               printf 'argv: %s\\ncwd: %s\\n' \"$*\" \"$(pwd)\" > \"/run/zmx.record.$2.tmp\"\n\
+               mv \"/run/zmx.record.$2.tmp\" \"/run/zmx.record.$2\"\n\
+               exec /bin/probe listen \"$XDG_RUNTIME_DIR/9p/zmx/$2\"\n";
+    let path = stage.write(MOVE_ZMX, zmx.as_bytes());
+    fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    format!("MOVE_HOME={home}\nMOVE_CWD={cwd}\nMOVE_SID={SID}\nMOVE_RUNTIME={MOVE_RUNTIME}\n")
 }
 
 /// The tree paths a home-relative disk path is served at (a directory may

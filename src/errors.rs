@@ -57,6 +57,9 @@ pub enum Error {
     ChatLineTooLong,
     NoMemory,
     PermissionDenied,
+    NotALink,
+    NoAttribute,
+    NoAuthFile,
     Io,
 }
 
@@ -108,6 +111,12 @@ impl Error {
             // 9pfuse has no ENFILE.
             TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
             NoMemory => ("Cannot allocate memory", libc::ENOMEM as u32),
+            // readlink(2) of a file that is not a link.
+            NotALink => EINVAL,
+            // 9pfuse has no ENODATA: getxattr(2)'s "no such attribute".
+            NoAttribute => ("No data available", libc::ENODATA as u32),
+            // An .L Tauth: no authentication file to open.
+            NoAuthFile => ("No such file or directory", libc::ENOENT as u32),
             PermissionDenied => ("Permission denied", libc::EACCES as u32),
         }
     }
@@ -181,6 +190,9 @@ mod tests {
         ChatLineTooLong,
         NoMemory,
         PermissionDenied,
+        NotALink,
+        NoAttribute,
+        NoAuthFile,
         Io,
     ];
 
@@ -383,6 +395,7 @@ mod tests {
         (TooManyOpenFiles, ERANGE, "9pfuse has no ENFILE"),
         (ChatTooLong, ERANGE, "9pfuse has no ENOBUFS"),
         (ChatLineTooLong, ERANGE, "9pfuse has no EFBIG"),
+        (NoAttribute, ERANGE, "9pfuse has no ENODATA (and speaks no .L, where this error is sent)"),
     ];
 
     #[test]

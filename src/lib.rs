@@ -9,6 +9,7 @@
 pub(crate) mod active;
 pub mod chat;
 pub mod client;
+pub mod demo;
 pub mod errors;
 pub(crate) mod exclude;
 pub(crate) mod facts;

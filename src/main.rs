@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nineagents::harness::Harness;
-use nineagents::server::{listen, Config, Server};
+use nineagents::server::{activation, listen, Config, Server};
 use nineagents::tree::{Owner, Tree};
 
 const USAGE: &str = "\
 usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
-               [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
+               [--tcp-any] [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
                [--msize BYTES] [--max-fids N] [--max-conns N]
                [--max-fids-total N] [--version-deadline MS]
                [--max-dir-entries N] [--max-chats N] [--max-chat-messages N]
@@ -26,8 +26,19 @@ Serves every AI coding agent on this machine as a read-only 9P2000 tree,
 posted at $XDG_RUNTIME_DIR/9p/NAME (default NAME: agents). ADDR is
 unix!/path, tcp!host!port, or a posted name.
 
+Started by systemd with sockets passed (LISTEN_PID is this process and
+LISTEN_FDS is 1 or more: contrib/systemd/9agents.socket), it accepts on those
+listening sockets (fds 3 onwards) and does not post: systemd owns the socket
+path, so the daemon neither posts nor unposts it, and --name and --no-post
+change nothing. --unix and --tcp still add listeners. With --fd N the passed
+sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
+
   --unix PATH      also listen on a Unix socket at PATH
-  --tcp IP:PORT    also listen on TCP (a non-loopback address is warned about)
+  --tcp IP:PORT    also listen on TCP; a non-loopback IP (0.0.0.0 included)
+                   is refused unless --tcp-any is given
+  --tcp-any        let --tcp (or a passed TCP socket) listen on a non-loopback
+                   address: nothing on the wire is authenticated, so anyone who
+                   reaches it reads the tree (prefer ssh -L: README)
   --fd N           serve one 9P session on the connected stream fd N, then exit
   --no-post        do not post under $XDG_RUNTIME_DIR/9p
   --name NAME      the posted name (default agents)
@@ -37,7 +48,8 @@ unix!/path, tcp!host!port, or a posted name.
   --zmx PATH       the zmx binary a move runs (default: zmx on PATH)
   --move-kill-after MS, --move-give-up MS, --move-post-deadline MS
                    a move's clocks (defaults 5000, 12000, 10000)
-  --demo           serve the demo home shipped in the repository
+  --demo           serve the demo home built into the binary (unpacked into a
+                   private directory under $XDG_RUNTIME_DIR, removed at exit)
   --msize BYTES    the largest message (default 1048576, at least 4096)
   --max-fids N     fids per connection (default 1048576)
   --max-fids-total N  fids of all connections together (default 2097152)
@@ -82,11 +94,18 @@ struct Options {
     cfg: Config,
     unix: Vec<PathBuf>,
     tcp: Vec<SocketAddr>,
+    tcp_any: bool,
     fd: Option<i32>,
     post: bool,
     name: String,
-    roots: Vec<(Harness, PathBuf)>,
-    proc_dir: PathBuf,
+    /// `--root` pins, over the defaults (the home's harness dirs, or the
+    /// demo's).
+    pinned: Vec<(Harness, PathBuf)>,
+    /// `--proc`, else `/proc` (or the demo's fake table).
+    proc_dir: Option<PathBuf>,
+    demo: bool,
+    /// The sockets systemd passed, if it did.
+    offer: Option<activation::Offer>,
     verbosity: usize,
 }
 
@@ -98,7 +117,15 @@ fn main() -> ExitCode {
             return ExitCode::from(code.clamp(0, 255) as u8);
         }
     }
-    let opts = match parse(args) {
+    // First, while this is the only thread: it unsets the variables.
+    let offer = match activation::take_offer() {
+        Ok(offer) => offer,
+        Err(e) => {
+            eprintln!("9agents: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let opts = match parse(args, offer) {
         Ok(o) => o,
         Err(msg) => {
             eprintln!("9agents: {msg}\n{USAGE}");
@@ -120,7 +147,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse(args: Vec<OsString>) -> Result<Options, String> {
+fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Options, String> {
     let mut p = pico_args::Arguments::from_vec(args);
     if p.contains(["-h", "--help"]) {
         print!("{USAGE}");
@@ -159,47 +186,28 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
     while p.contains("-v") {
         verbosity += 1;
     }
-    let demo = p.contains("--demo");
-    let mut roots = Vec::new();
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        let home = PathBuf::from(home);
-        for h in Harness::ALL {
-            roots.push((h, home.join(h.home_dir())));
-        }
-    }
-    if demo {
-        roots.clear();
-        let home = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/home");
-        for h in Harness::ALL {
-            roots.push((h, home.join(h.home_dir())));
-        }
-    }
+    let mut pinned = Vec::new();
     for spec in p.values_from_str::<_, String>("--root").map_err(e)? {
         let (name, path) = spec.split_once('=').ok_or(format!("--root {spec}: expected NAME=PATH"))?;
         let Some(h) = Harness::from_name(name.as_bytes()) else {
             let all: Vec<&str> = Harness::ALL.iter().map(|h| h.name()).collect();
             return Err(format!("--root {name}: unknown harness (one of {})", all.join(" ")));
         };
-        roots.retain(|(n, _)| *n != h);
-        roots.push((h, PathBuf::from(path)));
+        pinned.retain(|(n, _)| *n != h);
+        pinned.push((h, PathBuf::from(path)));
     }
     let opts = Options {
         cfg,
         unix: p.values_from_str("--unix").map_err(e)?,
         tcp: p.values_from_str("--tcp").map_err(e)?,
+        tcp_any: p.contains("--tcp-any"),
         fd: p.opt_value_from_str("--fd").map_err(e)?,
         post: !p.contains("--no-post"),
         name: p.opt_value_from_str("--name").map_err(e)?.unwrap_or_else(|| "agents".to_string()),
-        roots,
-        // The demo lists no agent of the machine it runs on: its process
-        // table is an empty one shipped beside it, unless --proc says.
-        proc_dir: p.opt_value_from_str("--proc").map_err(e)?.unwrap_or_else(|| {
-            if demo {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/proc")
-            } else {
-                PathBuf::from("/proc")
-            }
-        }),
+        pinned,
+        proc_dir: p.opt_value_from_str("--proc").map_err(e)?,
+        demo: p.contains("--demo"),
+        offer,
         verbosity,
     };
     let rest = p.finish();
@@ -207,10 +215,25 @@ fn parse(args: Vec<OsString>) -> Result<Options, String> {
         return Err(format!("unexpected arguments: {rest:?}"));
     }
     check_name(&opts.name)?;
-    if !opts.post && opts.fd.is_none() && opts.unix.is_empty() && opts.tcp.is_empty() {
+    check_tcp(&opts.tcp, opts.tcp_any)?;
+    let listens = opts.fd.is_some() || opts.offer.is_some() || !opts.unix.is_empty() || !opts.tcp.is_empty();
+    if !opts.post && !listens {
         return Err("--no-post with nothing to listen on: give --unix, --tcp or --fd".into());
     }
     Ok(opts)
+}
+
+/// Nothing 9P carries is authenticated: a TCP listener anyone else can
+/// reach serves them the tree, so it takes `--tcp-any` to ask for one.
+fn check_tcp(tcp: &[SocketAddr], tcp_any: bool) -> Result<(), String> {
+    match tcp.iter().find(|a| !listen::is_loopback(a)) {
+        Some(a) if !tcp_any => Err(format!(
+            "--tcp {a}: not a loopback address, and nothing on the wire is authenticated: anyone who \
+             can reach it could read every transcript. Reach a remote daemon through ssh -L (README), \
+             or give --tcp-any to listen there anyway"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A posted name is one path component.
@@ -227,31 +250,86 @@ fn serve(opts: Options) -> std::io::Result<()> {
     check_openat2()?;
     raise_fd_limit();
     return_big_buffers_to_the_system();
-    log::debug!("roots {:?}, proc {}, allow-move {}", opts.roots, opts.proc_dir.display(), opts.cfg.allow_move);
-    let signal_fd = listen::signals()?;
-    let mut listeners = Vec::new();
-    let only = match opts.fd {
-        // `--fd` serves exactly that one session and posts nothing.
-        Some(n) => Some(adopt_fd(n)?),
-        None => {
-            if opts.post {
-                let dir = nineagents::post::ensure_post_dir()?;
-                listeners.push(listen::unix(&dir.join(&opts.name))?);
-            }
-            for path in &opts.unix {
-                listeners.push(listen::unix(path)?);
-            }
-            for addr in &opts.tcp {
-                listeners.push(listen::tcp(*addr)?);
-            }
-            None
-        }
+    // Unpacked first so a failure to listen removes it again (it drops).
+    let demo = if opts.demo { Some(nineagents::demo::unpack()?) } else { None };
+    let roots = roots(demo.as_ref(), &opts.pinned);
+    // The demo lists no agent of the machine it runs on: its process table
+    // is the fake one built in beside its home, unless --proc says.
+    let proc_dir = match (&opts.proc_dir, &demo) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(demo)) => demo.proc_dir(),
+        (None, None) => PathBuf::from("/proc"),
     };
+    log::debug!("roots {roots:?}, proc {}, allow-move {}", proc_dir.display(), opts.cfg.allow_move);
+    let signal_fd = listen::signals()?;
+    let (listeners, only) = listeners(&opts)?;
     let uid = rustix::process::getuid().as_raw();
     let owner = Owner { name: user_name(uid).into_bytes(), uid, gid: rustix::process::getgid().as_raw() };
-    let tree = Tree::new(owner, &opts.roots, &opts.proc_dir, opts.cfg.allow_move);
+    let tree = Tree::new(owner, &roots, &proc_dir, opts.cfg.allow_move);
     let mut server = Server::new(opts.cfg, tree, listeners, signal_fd)?;
     server.run(only)
+}
+
+/// Each harness's root: the demo's, or `$HOME`'s, unless `--root` pins it.
+fn roots(demo: Option<&nineagents::demo::Unpacked>, pinned: &[(Harness, PathBuf)]) -> Vec<(Harness, PathBuf)> {
+    let home = match demo {
+        Some(demo) => Some(demo.home()),
+        None => std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+    };
+    let mut roots: Vec<(Harness, PathBuf)> = match home {
+        Some(home) => Harness::ALL.iter().map(|&h| (h, home.join(h.home_dir()))).collect(),
+        None => Vec::new(),
+    };
+    for (h, path) in pinned {
+        roots.retain(|(n, _)| n != h);
+        roots.push((*h, path.clone()));
+    }
+    roots
+}
+
+/// What the daemon listens on, and the one session `--fd` serves instead.
+/// `--fd` posts nothing; passed sockets replace the post (systemd owns
+/// their path).
+fn listeners(opts: &Options) -> std::io::Result<(Vec<listen::Listener>, Option<OwnedFd>)> {
+    if let Some(n) = opts.fd {
+        if let Some(offer) = &opts.offer {
+            activation::seal(offer);
+        }
+        return Ok((Vec::new(), Some(adopt_fd(n)?)));
+    }
+    let mut listeners = Vec::new();
+    match &opts.offer {
+        Some(offer) => {
+            for passed in activation::adopt(offer)? {
+                if let Some(addr) = passed.tcp.filter(|a| !listen::is_loopback(a)) {
+                    check_passed_tcp(addr, opts.tcp_any)?;
+                }
+                listeners.push(passed.listener);
+            }
+        }
+        None if opts.post => {
+            let dir = nineagents::post::ensure_post_dir()?;
+            listeners.push(listen::unix(&dir.join(&opts.name))?);
+        }
+        None => {}
+    }
+    for path in &opts.unix {
+        listeners.push(listen::unix(path)?);
+    }
+    for addr in &opts.tcp {
+        listeners.push(listen::tcp(*addr)?);
+    }
+    Ok((listeners, None))
+}
+
+/// A passed TCP socket is held to `--tcp`'s rule.
+fn check_passed_tcp(addr: SocketAddr, tcp_any: bool) -> std::io::Result<()> {
+    if !tcp_any {
+        let why = format!("passed socket tcp!{addr}: not a loopback address; add --tcp-any to ExecStart to serve it");
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, why));
+    }
+    log::warn!("listening on tcp!{addr}: nothing on the wire is authenticated; anyone who can reach it reads the tree");
+    Ok(())
 }
 
 /// Every file is opened with openat2 and its RESOLVE_ flags; without it
@@ -311,12 +389,16 @@ fn user_name(uid: u32) -> String {
         .map_or_else(|| uid.to_string(), |f| f[0].to_string())
 }
 
-/// Take ownership of the stream on fd `n`, checking it is open.
+/// Take ownership of the stream on fd `n`, checking it is open, and make
+/// it close-on-exec so a zmx a move starts does not hold the session.
 fn adopt_fd(n: i32) -> std::io::Result<OwnedFd> {
     // SAFETY: F_GETFD only asks whether `n` is an open descriptor.
     if n < 0 || unsafe { libc::fcntl(n, libc::F_GETFD) } < 0 {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("--fd {n}: not an open descriptor")));
     }
     // SAFETY: `n` is open, and the command line hands it to us to own.
-    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+    let fd = unsafe { OwnedFd::from_raw_fd(n) };
+    let flags = rustix::io::fcntl_getfd(&fd)?;
+    rustix::io::fcntl_setfd(&fd, flags | rustix::io::FdFlags::CLOEXEC)?;
+    Ok(fd)
 }

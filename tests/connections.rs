@@ -1,5 +1,6 @@
 //! Many clients at once, and the bad ones among them: CONFORMANCE items
-//! 35–38, `--max-conns`, `--tcp` and `--fd`.
+//! 35–38, `--max-conns`, `--tcp` (loopback, and `--tcp-any` for anything
+//! else), and `--fd`.
 
 mod common;
 
@@ -267,4 +268,73 @@ fn fd_of_a_closed_descriptor_is_an_error() {
     let mut d = Daemon::spawn(&scratch, &["--fd", "57"]);
     let status = d.wait_exit(EXIT_DEADLINE);
     assert!(!status.success(), "--fd 57 (not open) exited {status}");
+}
+
+/// An address of this machine's that is not loopback, if it has one: the
+/// source address of a route out (a UDP connect sends nothing).
+fn non_loopback_address() -> Option<std::net::IpAddr> {
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    probe.connect("192.0.2.1:9").ok()?;
+    Some(probe.local_addr().ok()?.ip()).filter(|ip| !ip.is_loopback() && !ip.is_unspecified())
+}
+
+#[test]
+fn tcp_on_a_non_loopback_address_is_refused_without_tcp_any() {
+    let port = free_tcp_port();
+    let mut binds = vec![format!("0.0.0.0:{port}"), format!("[::]:{port}")];
+    binds.extend(non_loopback_address().map(|ip| std::net::SocketAddr::new(ip, port).to_string()));
+    for bind in binds {
+        let scratch = Scratch::new();
+        let mut d = Daemon::spawn(&scratch, &["--no-post", "--tcp", &bind]);
+        let status = d.wait_exit(EXIT_DEADLINE);
+        let stderr = d.stderr();
+        assert_eq!(status.code(), Some(2), "--tcp {bind}: {status}; stderr:\n{stderr}");
+        assert!(stderr.contains("not a loopback address") && stderr.contains("--tcp-any"), "{stderr}");
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "--tcp {bind} listened anyway");
+    }
+}
+
+#[test]
+fn tcp_any_serves_a_non_loopback_address_and_warns() {
+    let port = free_tcp_port();
+    let bind = format!("0.0.0.0:{port}");
+    let scratch = Scratch::new();
+    let mut d = Daemon::spawn(&scratch, &["--no-post", "--tcp-any", "--tcp", &bind]);
+    let dial: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let up = poll(START_DEADLINE, || std::net::TcpStream::connect(dial).ok());
+    assert!(up.is_some(), "nothing listens on {bind}; stderr:\n{}", d.stderr());
+    d.tcp = Some(dial);
+    let mut c = d.session(Dialect::P2000);
+    walk_open_read(&mut c, d.pid);
+    d.wait_stderr("nothing on the wire is authenticated", REPLY_DEADLINE);
+}
+
+#[test]
+fn a_daemon_on_loopback_tcp_is_reached_from_another_world_by_dial_string_and_by_raw_9p() {
+    // README, "A remote machine": the daemon posts itself as usual and also
+    // listens on 127.0.0.1:PORT, which ssh -L forwards; the client runs in
+    // a world of its own (another HOME and runtime dir, no posted name) and
+    // dials tcp!127.0.0.1!PORT.
+    let port = free_tcp_port();
+    let remote = Scratch::new();
+    let tcp = format!("127.0.0.1:{port}");
+    let mut d = Daemon::posted(&remote, &["--demo", "--tcp", &tcp]);
+    d.tcp = Some(tcp.parse().unwrap());
+    let here = Scratch::new();
+    let addr = format!("tcp!127.0.0.1!{port}");
+    let ls = run_client(&here, &["ls", "-a", &addr, "/"], b"");
+    assert!(ls.status.success(), "9agents ls -a {addr} /: {}", String::from_utf8_lossy(&ls.stderr));
+    let listed = String::from_utf8(ls.stdout).unwrap();
+    for name in ["README", "active", "claude", "codex"] {
+        assert!(listed.lines().any(|l| l == name), "{name} missing from:\n{listed}");
+    }
+    let transcript = "/claude/projects/-home-demo-src-9agents/4462ebfc-5f91-4ef0-9cfb-ac6e7687a66e.jsonl";
+    let on_disk = std::fs::read(disk_path(&demo_home(), transcript).unwrap()).unwrap();
+    let cat = run_client(&here, &["cat", "-a", &addr, transcript], b"");
+    assert!(cat.status.success(), "{}", String::from_utf8_lossy(&cat.stderr));
+    assert_eq!(cat.stdout, on_disk);
+    let mut raw = Conn::tcp(d.tcp.unwrap());
+    raw.handshake(Dialect::P2000u);
+    assert_eq!(raw.cat(transcript, 1), on_disk);
+    assert!(!here.runtime.join("9p").exists(), "the client's world has no posted name to have used");
 }

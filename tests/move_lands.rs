@@ -209,3 +209,40 @@ fn the_seeds_four_lines_replace_zmxify_through_the_built_in_client() {
     assert_eq!(client(&["cat", &format!("/active/claude/{new}/zmx")], b""), "mine\n");
     assert_no_zombie(&d);
 }
+
+#[test]
+fn a_move_lands_through_9p2000_l_as_a_kernel_mounts_echo_sends_it() {
+    // `echo mine > zmx` on a default (9P2000.L) Linux mount: Tlopen with
+    // O_WRONLY|O_TRUNC, a Tsetattr of size 0 (the truncate is part of the
+    // write, not a refusal), then the Twrite.
+    let w = World::new(Zmx::Post);
+    let mut agent = w.claude();
+    let d = w.daemon(&[]);
+    let mut c = d.session(Dialect::L);
+    let path = format!("{}/zmx", agent_dir("claude", &agent));
+    c.walk_ok(ROOT, 1, &tree_names(&path));
+    let flags = proto::DOTL_WRONLY | proto::DOTL_TRUNC | proto::DOTL_LARGEFILE;
+    let r = c.rpc(&Tmsg::Lopen { fid: 1, flags });
+    assert!(matches!(r.msg(), Rmsg::Lopen { .. }), "Tlopen for writing: {r:?}");
+    let valid = proto::SETATTR_SIZE | proto::SETATTR_MTIME | proto::SETATTR_CTIME;
+    let truncate = Tmsg::Setattr {
+        fid: 1,
+        valid,
+        mode: 0,
+        uid: 0,
+        gid: 0,
+        size: 0,
+        atime_sec: 0,
+        atime_nsec: 0,
+        mtime_sec: 0,
+        mtime_nsec: 0,
+    };
+    assert_eq!(c.rpc(&truncate).msg(), Rmsg::Setattr);
+    let tag = send_write(&mut c, 1, b"mine\n");
+    c.set_read_timeout(MOVE_DEADLINE);
+    let r = c.recv();
+    assert_eq!(r.tag(), tag);
+    assert_written(&r, 5);
+    assert_eq!(agent.wait_killed_by(), libc::SIGTERM);
+    assert_eq!(w.wait_zmx_record().argv, ["run", "mine", "-d", "claude", "--resume", SESSION_ID]);
+}

@@ -113,11 +113,11 @@ fn an_unspoken_nine_p_2000_dialect_answers_plain_nine_p_2000() {
 }
 
 #[test]
-fn nine_p_2000_l_is_answered_with_plain_nine_p_2000_until_it_is_spoken() {
+fn nine_p_2000_l_is_answered_with_nine_p_2000_l() {
     let d = Daemon::start(&[]);
     let mut c = d.connect();
     let r = c.version(8192, "9P2000.L");
-    assert_eq!(r.msg(), Rmsg::Version { msize: 8192, version: b"9P2000" });
+    assert_eq!(r.msg(), Rmsg::Version { msize: 8192, version: b"9P2000.L" });
 }
 
 #[test]

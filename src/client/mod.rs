@@ -354,7 +354,7 @@ impl Client {
         let fid = self.fids.take()?;
         let n_uname = match self.dialect {
             Dialect::P2000 => NONUNAME,
-            Dialect::P2000u => rustix::process::getuid().as_raw(),
+            Dialect::P2000u | Dialect::L => rustix::process::getuid().as_raw(),
         };
         let msg = Tmsg::Attach { fid, afid: NOFID, uname: uname.as_bytes(), aname: aname.as_bytes(), n_uname };
         match self.call(&msg)? {
@@ -634,6 +634,26 @@ fn unexpected(wanted: &str, got: &Rmsg<'_>) -> io::Error {
         Rmsg::Remove => "Rremove",
         Rmsg::Stat { .. } => "Rstat",
         Rmsg::Wstat => "Rwstat",
+        Rmsg::Lerror { .. } => "Rlerror",
+        Rmsg::Statfs(_) => "Rstatfs",
+        Rmsg::Lopen { .. } => "Rlopen",
+        Rmsg::Lcreate { .. } => "Rlcreate",
+        Rmsg::Symlink { .. } => "Rsymlink",
+        Rmsg::Mknod { .. } => "Rmknod",
+        Rmsg::Rename => "Rrename",
+        Rmsg::Readlink { .. } => "Rreadlink",
+        Rmsg::Getattr(_) => "Rgetattr",
+        Rmsg::Setattr => "Rsetattr",
+        Rmsg::Xattrwalk { .. } => "Rxattrwalk",
+        Rmsg::Xattrcreate => "Rxattrcreate",
+        Rmsg::Readdir { .. } => "Rreaddir",
+        Rmsg::Fsync => "Rfsync",
+        Rmsg::Lock { .. } => "Rlock",
+        Rmsg::Getlock { .. } => "Rgetlock",
+        Rmsg::Link => "Rlink",
+        Rmsg::Mkdir { .. } => "Rmkdir",
+        Rmsg::Renameat => "Rrenameat",
+        Rmsg::Unlinkat => "Runlinkat",
     };
     invalid(format!("expected {wanted}, got {got}"))
 }

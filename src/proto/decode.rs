@@ -5,16 +5,21 @@
 //! instead of indexing past the end. So no input — truncated, padded,
 //! lying about its lengths, or random — can make a decoder panic, and none
 //! makes it allocate: strings and data are slices of the input, a walk's
-//! names and qids live in fixed arrays of `MAXWELEM`.
+//! names and qids live in fixed arrays of `MAXWELEM`, an Rreaddir's entries
+//! are read one at a time by an iterator over its data.
 //!
 //! A message is decoded strictly: the header's size must be the buffer's
 //! length, every field must be whole, and nothing may follow the last
 //! field. A lenient decoder would let a client and the server disagree on
-//! where a message ends.
+//! where a message ends. Which type numbers exist depends on the dialect
+//! (`known`): a 9P2000.L number in a 9P2000 session, or Topen in a .L one,
+//! is an unknown type like any other.
 
 use std::fmt;
 
-use super::{msg, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames, WalkQids, HEADER_LEN, MAXWELEM, NONUNAME};
+use super::{
+    msg, Dialect, Dirent, Getattr, Qid, Rmsg, Stat, Statfs, Tmsg, WalkNames, WalkQids, HEADER_LEN, MAXWELEM, NONUNAME,
+};
 
 /// Why a frame's size field is refused: the connection is closed, since
 /// after a bad size nothing that follows can be framed.
@@ -108,12 +113,13 @@ pub fn frame_size(buf: &[u8], msize: u32) -> std::result::Result<Option<usize>, 
 pub fn decode_t(buf: &[u8], dialect: Dialect) -> std::result::Result<(u16, Tmsg<'_>), DecodeError> {
     let (ty, tag, mut body) = header(buf)?;
     let with_tag = |kind| DecodeError { kind, tag: Some(tag) };
-    match direction(ty) {
+    match direction(ty, dialect) {
         Some(Direction::Request) => {}
         Some(Direction::Reply) => return Err(with_tag(DecodeErrorKind::WrongDirection(ty))),
         None => return Err(with_tag(DecodeErrorKind::UnknownType(ty))),
     }
-    let msg = t_body(ty, &mut body, dialect).map_err(with_tag)?;
+    let msg = if ty < msg::TVERSION { t_body_l(ty, &mut body) } else { t_body(ty, &mut body, dialect) };
+    let msg = msg.map_err(with_tag)?;
     body.finish().map_err(with_tag)?;
     Ok((tag, msg))
 }
@@ -122,12 +128,13 @@ pub fn decode_t(buf: &[u8], dialect: Dialect) -> std::result::Result<(u16, Tmsg<
 pub fn decode_r(buf: &[u8], dialect: Dialect) -> std::result::Result<(u16, Rmsg<'_>), DecodeError> {
     let (ty, tag, mut body) = header(buf)?;
     let with_tag = |kind| DecodeError { kind, tag: Some(tag) };
-    match direction(ty) {
+    match direction(ty, dialect) {
         Some(Direction::Reply) => {}
         Some(Direction::Request) => return Err(with_tag(DecodeErrorKind::WrongDirection(ty))),
         None => return Err(with_tag(DecodeErrorKind::UnknownType(ty))),
     }
-    let msg = r_body(ty, &mut body, dialect).map_err(with_tag)?;
+    let msg = if ty < msg::TVERSION { r_body_l(ty, &mut body) } else { r_body(ty, &mut body, dialect) };
+    let msg = msg.map_err(with_tag)?;
     body.finish().map_err(with_tag)?;
     Ok((tag, msg))
 }
@@ -139,6 +146,33 @@ pub fn decode_stat(buf: &[u8], dialect: Dialect) -> std::result::Result<(Stat<'_
     let mut r = Reader::new(buf);
     let stat = stat_entry(&mut r, dialect).map_err(no_tag)?;
     Ok((stat, buf.len() - r.rest.len()))
+}
+
+/// The entries of an Rreaddir's data, one at a time, each borrowing its
+/// name from `data`. An entry cut short yields `Truncated` (with no tag)
+/// and ends the run.
+pub fn decode_dirents(data: &[u8]) -> Dirents<'_> {
+    Dirents { r: Reader::new(data) }
+}
+
+/// The iterator `decode_dirents` returns.
+pub struct Dirents<'a> {
+    r: Reader<'a>,
+}
+
+impl<'a> Iterator for Dirents<'a> {
+    type Item = std::result::Result<Dirent<'a>, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.r.rest.is_empty() {
+            return None;
+        }
+        let entry = self.r.dirent();
+        if entry.is_err() {
+            self.r.rest = &[];
+        }
+        Some(entry.map_err(|kind| DecodeError { kind, tag: None }))
+    }
 }
 
 /// A cursor over the bytes of one message not yet read. Each read takes
@@ -199,6 +233,52 @@ impl<'a> Reader<'a> {
         Ok(Qid { ty: self.u8()?, version: self.u32()?, path: self.u64()? })
     }
 
+    /// One Rreaddir entry: qid[13] offset[8] type[1] name[s].
+    fn dirent(&mut self) -> Result<Dirent<'a>> {
+        Ok(Dirent { qid: self.qid()?, offset: self.u64()?, ty: self.u8()?, name: self.str()? })
+    }
+
+    /// Rgetattr's body after the header, in its wire order.
+    fn getattr(&mut self) -> Result<Getattr> {
+        Ok(Getattr {
+            valid: self.u64()?,
+            qid: self.qid()?,
+            mode: self.u32()?,
+            uid: self.u32()?,
+            gid: self.u32()?,
+            nlink: self.u64()?,
+            rdev: self.u64()?,
+            size: self.u64()?,
+            blksize: self.u64()?,
+            blocks: self.u64()?,
+            atime_sec: self.u64()?,
+            atime_nsec: self.u64()?,
+            mtime_sec: self.u64()?,
+            mtime_nsec: self.u64()?,
+            ctime_sec: self.u64()?,
+            ctime_nsec: self.u64()?,
+            btime_sec: self.u64()?,
+            btime_nsec: self.u64()?,
+            gen: self.u64()?,
+            data_version: self.u64()?,
+        })
+    }
+
+    /// Rstatfs's body after the header, in its wire order.
+    fn statfs(&mut self) -> Result<Statfs> {
+        Ok(Statfs {
+            ty: self.u32()?,
+            bsize: self.u32()?,
+            blocks: self.u64()?,
+            bfree: self.u64()?,
+            bavail: self.u64()?,
+            files: self.u64()?,
+            ffree: self.u64()?,
+            fsid: self.u64()?,
+            namelen: self.u32()?,
+        })
+    }
+
     /// The end of a message or stat: nothing may be left.
     fn finish(&self) -> Result<()> {
         if self.rest.is_empty() {
@@ -214,15 +294,36 @@ enum Direction {
     Reply,
 }
 
-/// Which way a type number travels: T-messages are even, R-messages odd,
-/// from Tversion (100) to Rwstat (127). 106 would be Terror, which does
-/// not exist, so it is as unknown as a number outside the range.
-fn direction(ty: u8) -> Option<Direction> {
-    match ty {
-        msg::TERROR => None,
-        msg::TVERSION..=msg::RWSTAT if ty.is_multiple_of(2) => Some(Direction::Request),
-        msg::TVERSION..=msg::RWSTAT => Some(Direction::Reply),
-        _ => None,
+/// Which way a type number travels, if it is a message of `dialect` at
+/// all: T-messages are even, R-messages odd.
+fn direction(ty: u8, dialect: Dialect) -> Option<Direction> {
+    match known(ty, dialect) {
+        false => None,
+        true if ty.is_multiple_of(2) => Some(Direction::Request),
+        true => Some(Direction::Reply),
+    }
+}
+
+/// The type numbers of a dialect. 9P2000 and .u: Tversion (100) to Rwstat
+/// (127), but for 106, Terror, which does not exist. 9P2000.L: the part of
+/// those it keeps (version, auth, attach, flush, walk, read, write, clunk,
+/// remove) and its own numbers, Rlerror (7) to Runlinkat (77) with gaps;
+/// 6 would be Tlerror, which does not exist either.
+fn known(ty: u8, dialect: Dialect) -> bool {
+    match dialect {
+        Dialect::P2000 | Dialect::P2000u => matches!(ty, msg::TVERSION..=msg::RWSTAT) && ty != msg::TERROR,
+        Dialect::L => matches!(
+            ty,
+            msg::TVERSION..=msg::RATTACH
+                | msg::TFLUSH..=msg::RWALK
+                | msg::TREAD..=msg::RREMOVE
+                | msg::RLERROR..=msg::RSTATFS
+                | msg::TLOPEN..=msg::RSETATTR
+                | msg::TXATTRWALK..=msg::RXATTRCREATE
+                | msg::TREADDIR..=msg::RREADDIR
+                | msg::TFSYNC..=msg::RGETLOCK
+                | msg::TLINK..=msg::RUNLINKAT
+        ),
     }
 }
 
@@ -241,7 +342,8 @@ fn header(buf: &[u8]) -> std::result::Result<(u8, u16, Reader<'_>), DecodeError>
     Err(DecodeError { kind, tag: Some(tag) })
 }
 
-/// The body of a request whose type `direction` has accepted.
+/// The body of a 9P2000 request (or one 9P2000.L keeps) whose type
+/// `direction` has accepted.
 fn t_body<'a>(ty: u8, r: &mut Reader<'a>, dialect: Dialect) -> Result<Tmsg<'a>> {
     Ok(match ty {
         msg::TVERSION => Tmsg::Version { msize: r.u32()?, version: r.str()? },
@@ -258,10 +360,7 @@ fn t_body<'a>(ty: u8, r: &mut Reader<'a>, dialect: Dialect) -> Result<Tmsg<'a>> 
         msg::TOPEN => Tmsg::Open { fid: r.u32()?, mode: r.u8()? },
         msg::TCREATE => {
             let (fid, name, perm, mode) = (r.u32()?, r.str()?, r.u32()?, r.u8()?);
-            let extension = match dialect {
-                Dialect::P2000 => &[][..],
-                Dialect::P2000u => r.str()?,
-            };
+            let extension = if dialect.unix() { r.str()? } else { &[][..] };
             Tmsg::Create { fid, name, perm, mode, extension }
         }
         msg::TREAD => Tmsg::Read { fid: r.u32()?, offset: r.u64()?, count: r.u32()? },
@@ -274,7 +373,8 @@ fn t_body<'a>(ty: u8, r: &mut Reader<'a>, dialect: Dialect) -> Result<Tmsg<'a>> 
     })
 }
 
-/// The body of a reply whose type `direction` has accepted.
+/// The body of a 9P2000 reply (or one 9P2000.L keeps) whose type
+/// `direction` has accepted.
 fn r_body<'a>(ty: u8, r: &mut Reader<'a>, dialect: Dialect) -> Result<Rmsg<'a>> {
     Ok(match ty {
         msg::RVERSION => Rmsg::Version { msize: r.u32()?, version: r.str()? },
@@ -282,10 +382,7 @@ fn r_body<'a>(ty: u8, r: &mut Reader<'a>, dialect: Dialect) -> Result<Rmsg<'a>> 
         msg::RATTACH => Rmsg::Attach { qid: r.qid()? },
         msg::RERROR => {
             let ename = r.str()?;
-            let errno = match dialect {
-                Dialect::P2000 => 0,
-                Dialect::P2000u => r.u32()?,
-            };
+            let errno = if dialect.unix() { r.u32()? } else { 0 };
             Rmsg::Error { ename, errno }
         }
         msg::RFLUSH => Rmsg::Flush,
@@ -302,11 +399,93 @@ fn r_body<'a>(ty: u8, r: &mut Reader<'a>, dialect: Dialect) -> Result<Rmsg<'a>> 
     })
 }
 
-/// Tauth/Tattach's trailing n_uname[4], 9P2000.u only.
+/// The body of a 9P2000.L request (a type under Tversion's 100) whose
+/// type `direction` has accepted.
+fn t_body_l<'a>(ty: u8, r: &mut Reader<'a>) -> Result<Tmsg<'a>> {
+    Ok(match ty {
+        msg::TSTATFS => Tmsg::Statfs { fid: r.u32()? },
+        msg::TLOPEN => Tmsg::Lopen { fid: r.u32()?, flags: r.u32()? },
+        msg::TLCREATE => {
+            Tmsg::Lcreate { fid: r.u32()?, name: r.str()?, flags: r.u32()?, mode: r.u32()?, gid: r.u32()? }
+        }
+        msg::TSYMLINK => Tmsg::Symlink { fid: r.u32()?, name: r.str()?, symtgt: r.str()?, gid: r.u32()? },
+        msg::TMKNOD => {
+            let (dfid, name, mode) = (r.u32()?, r.str()?, r.u32()?);
+            Tmsg::Mknod { dfid, name, mode, major: r.u32()?, minor: r.u32()?, gid: r.u32()? }
+        }
+        msg::TRENAME => Tmsg::Rename { fid: r.u32()?, dfid: r.u32()?, name: r.str()? },
+        msg::TREADLINK => Tmsg::Readlink { fid: r.u32()? },
+        msg::TGETATTR => Tmsg::Getattr { fid: r.u32()?, mask: r.u64()? },
+        msg::TSETATTR => setattr(r)?,
+        msg::TXATTRWALK => Tmsg::Xattrwalk { fid: r.u32()?, newfid: r.u32()?, name: r.str()? },
+        msg::TXATTRCREATE => Tmsg::Xattrcreate { fid: r.u32()?, name: r.str()?, attr_size: r.u64()?, flags: r.u32()? },
+        msg::TREADDIR => Tmsg::Readdir { fid: r.u32()?, offset: r.u64()?, count: r.u32()? },
+        // The first Tfsync ended after the fid; datasync[4] came later.
+        msg::TFSYNC => Tmsg::Fsync { fid: r.u32()?, datasync: (!r.rest.is_empty()).then(|| r.u32()).transpose()? },
+        msg::TLOCK => {
+            let (fid, ty, flags) = (r.u32()?, r.u8()?, r.u32()?);
+            let (start, length, proc_id, client_id) = (r.u64()?, r.u64()?, r.u32()?, r.str()?);
+            Tmsg::Lock { fid, ty, flags, start, length, proc_id, client_id }
+        }
+        msg::TGETLOCK => {
+            let (fid, ty, start, length) = (r.u32()?, r.u8()?, r.u64()?, r.u64()?);
+            Tmsg::Getlock { fid, ty, start, length, proc_id: r.u32()?, client_id: r.str()? }
+        }
+        msg::TLINK => Tmsg::Link { dfid: r.u32()?, fid: r.u32()?, name: r.str()? },
+        msg::TMKDIR => Tmsg::Mkdir { dfid: r.u32()?, name: r.str()?, mode: r.u32()?, gid: r.u32()? },
+        msg::TRENAMEAT => {
+            let (olddirfid, oldname) = (r.u32()?, r.str()?);
+            Tmsg::Renameat { olddirfid, oldname, newdirfid: r.u32()?, newname: r.str()? }
+        }
+        msg::TUNLINKAT => Tmsg::Unlinkat { dirfd: r.u32()?, name: r.str()?, flags: r.u32()? },
+        _ => return Err(DecodeErrorKind::UnknownType(ty)),
+    })
+}
+
+/// Tsetattr's body: fid[4] and then Linux's iattr, in its wire order.
+fn setattr<'a>(r: &mut Reader<'a>) -> Result<Tmsg<'a>> {
+    let (fid, valid, mode, uid, gid, size) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?, r.u32()?, r.u64()?);
+    let (atime_sec, atime_nsec, mtime_sec, mtime_nsec) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+    Ok(Tmsg::Setattr { fid, valid, mode, uid, gid, size, atime_sec, atime_nsec, mtime_sec, mtime_nsec })
+}
+
+/// The body of a 9P2000.L reply (a type under Tversion's 100) whose type
+/// `direction` has accepted.
+fn r_body_l<'a>(ty: u8, r: &mut Reader<'a>) -> Result<Rmsg<'a>> {
+    Ok(match ty {
+        msg::RLERROR => Rmsg::Lerror { ecode: r.u32()? },
+        msg::RSTATFS => Rmsg::Statfs(r.statfs()?),
+        msg::RLOPEN => Rmsg::Lopen { qid: r.qid()?, iounit: r.u32()? },
+        msg::RLCREATE => Rmsg::Lcreate { qid: r.qid()?, iounit: r.u32()? },
+        msg::RSYMLINK => Rmsg::Symlink { qid: r.qid()? },
+        msg::RMKNOD => Rmsg::Mknod { qid: r.qid()? },
+        msg::RRENAME => Rmsg::Rename,
+        msg::RREADLINK => Rmsg::Readlink { target: r.str()? },
+        msg::RGETATTR => Rmsg::Getattr(r.getattr()?),
+        msg::RSETATTR => Rmsg::Setattr,
+        msg::RXATTRWALK => Rmsg::Xattrwalk { size: r.u64()? },
+        msg::RXATTRCREATE => Rmsg::Xattrcreate,
+        msg::RREADDIR => Rmsg::Readdir { data: r.data()? },
+        msg::RFSYNC => Rmsg::Fsync,
+        msg::RLOCK => Rmsg::Lock { status: r.u8()? },
+        msg::RGETLOCK => {
+            let (ty, start, length) = (r.u8()?, r.u64()?, r.u64()?);
+            Rmsg::Getlock { ty, start, length, proc_id: r.u32()?, client_id: r.str()? }
+        }
+        msg::RLINK => Rmsg::Link,
+        msg::RMKDIR => Rmsg::Mkdir { qid: r.qid()? },
+        msg::RRENAMEAT => Rmsg::Renameat,
+        msg::RUNLINKAT => Rmsg::Unlinkat,
+        _ => return Err(DecodeErrorKind::UnknownType(ty)),
+    })
+}
+
+/// Tauth/Tattach's trailing n_uname[4], in 9P2000.u and 9P2000.L.
 fn n_uname(r: &mut Reader<'_>, dialect: Dialect) -> Result<u32> {
-    match dialect {
-        Dialect::P2000 => Ok(NONUNAME),
-        Dialect::P2000u => r.u32(),
+    if dialect.unix() {
+        r.u32()
+    } else {
+        Ok(NONUNAME)
     }
 }
 
@@ -357,9 +536,9 @@ fn stat_entry<'a>(r: &mut Reader<'a>, dialect: Dialect) -> Result<Stat<'a>> {
     let (ty, dev, qid) = (s.u16()?, s.u32()?, s.qid()?);
     let (mode, atime, mtime, length) = (s.u32()?, s.u32()?, s.u32()?, s.u64()?);
     let (name, uid, gid, muid) = (s.str()?, s.str()?, s.str()?, s.str()?);
-    let (extension, n_uid, n_gid, n_muid) = match dialect {
-        Dialect::P2000 => (&[][..], NONUNAME, NONUNAME, NONUNAME),
-        Dialect::P2000u => (s.str()?, s.u32()?, s.u32()?, s.u32()?),
+    let (extension, n_uid, n_gid, n_muid) = match dialect.unix() {
+        false => (&[][..], NONUNAME, NONUNAME, NONUNAME),
+        true => (s.str()?, s.u32()?, s.u32()?, s.u32()?),
     };
     s.finish()?;
     Ok(Stat { ty, dev, qid, mode, atime, mtime, length, name, uid, gid, muid, extension, n_uid, n_gid, n_muid })

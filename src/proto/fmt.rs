@@ -8,11 +8,14 @@
 //! cannot forge a second trace line or smear the terminal); and data is
 //! never dumped, only counted, because file bytes in a log are a leak.
 //! The 9P2000.u fields are shown only when they hold something other than
-//! their 9P2000 default, since a trace does not know the dialect.
+//! their 9P2000 default, since a trace does not know the dialect. The
+//! 9P2000.L messages follow Linux's and diod's traces (`Tgetattr tag 1 fid
+//! 0 request_mask 0x7ff`, `Rlerror tag 1 ecode 2`): masks in hex, modes and
+//! open flags in octal; an Rreaddir, like an Rread, is counted, not shown.
 
 use std::fmt::{self, Display, Formatter};
 
-use super::{Qid, Rmsg, Stat, Tmsg, NOFID, NONUNAME, QTAPPEND, QTAUTH, QTDIR, QTEXCL};
+use super::{Getattr, Qid, Rmsg, Stat, Statfs, Tmsg, NOFID, NONUNAME, QTAPPEND, QTAUTH, QTDIR, QTEXCL};
 
 /// A request rendered as one trace line; see `trace_t`.
 pub struct TraceT<'m> {
@@ -80,6 +83,100 @@ impl Display for TraceT<'_> {
             Tmsg::Remove { fid } => write!(f, "Tremove tag {tag} fid {}", Fid(fid)),
             Tmsg::Stat { fid } => write!(f, "Tstat tag {tag} fid {}", Fid(fid)),
             Tmsg::Wstat { fid, ref stat } => write!(f, "Twstat tag {tag} fid {} {}", Fid(fid), StatLine(stat)),
+            ref l @ (Tmsg::Statfs { .. }
+            | Tmsg::Lopen { .. }
+            | Tmsg::Lcreate { .. }
+            | Tmsg::Symlink { .. }
+            | Tmsg::Mknod { .. }
+            | Tmsg::Rename { .. }
+            | Tmsg::Readlink { .. }
+            | Tmsg::Getattr { .. }
+            | Tmsg::Setattr { .. }
+            | Tmsg::Xattrwalk { .. }
+            | Tmsg::Xattrcreate { .. }
+            | Tmsg::Readdir { .. }
+            | Tmsg::Fsync { .. }
+            | Tmsg::Lock { .. }
+            | Tmsg::Getlock { .. }
+            | Tmsg::Link { .. }
+            | Tmsg::Mkdir { .. }
+            | Tmsg::Renameat { .. }
+            | Tmsg::Unlinkat { .. }) => write!(f, "{}", TraceTl { tag, msg: l }),
+        }
+    }
+}
+
+/// A 9P2000.L request's trace line, apart so that each match stays short;
+/// `TraceT` hands it exactly the .L requests.
+struct TraceTl<'m> {
+    tag: u16,
+    msg: &'m Tmsg<'m>,
+}
+
+impl Display for TraceTl<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let tag = self.tag;
+        match *self.msg {
+            Tmsg::Statfs { fid } => write!(f, "Tstatfs tag {tag} fid {}", Fid(fid)),
+            Tmsg::Lopen { fid, flags } => write!(f, "Tlopen tag {tag} fid {} flags {}", Fid(fid), Octal(flags)),
+            Tmsg::Lcreate { fid, name, flags, mode, gid } => {
+                write!(f, "Tlcreate tag {tag} fid {} name {} flags {}", Fid(fid), Quoted(name), Octal(flags))?;
+                write!(f, " mode {} gid {gid}", Octal(mode))
+            }
+            Tmsg::Symlink { fid, name, symtgt, gid } => {
+                write!(f, "Tsymlink tag {tag} fid {} name {}", Fid(fid), Quoted(name))?;
+                write!(f, " symtgt {} gid {gid}", Quoted(symtgt))
+            }
+            Tmsg::Mknod { dfid, name, mode, major, minor, gid } => {
+                write!(f, "Tmknod tag {tag} dfid {} name {} mode {}", Fid(dfid), Quoted(name), Octal(mode))?;
+                write!(f, " major {major} minor {minor} gid {gid}")
+            }
+            Tmsg::Rename { fid, dfid, name } => {
+                write!(f, "Trename tag {tag} fid {} dfid {} name {}", Fid(fid), Fid(dfid), Quoted(name))
+            }
+            Tmsg::Readlink { fid } => write!(f, "Treadlink tag {tag} fid {}", Fid(fid)),
+            Tmsg::Getattr { fid, mask } => write!(f, "Tgetattr tag {tag} fid {} request_mask {mask:#x}", Fid(fid)),
+            Tmsg::Setattr { fid, valid, mode, uid, gid, size, atime_sec, atime_nsec, mtime_sec, mtime_nsec } => {
+                write!(f, "Tsetattr tag {tag} fid {} valid {valid:#x} mode {}", Fid(fid), Octal(mode))?;
+                write!(f, " uid {uid} gid {gid} size {size} atime {atime_sec}.{atime_nsec:09}")?;
+                write!(f, " mtime {mtime_sec}.{mtime_nsec:09}")
+            }
+            Tmsg::Xattrwalk { fid, newfid, name } => {
+                write!(f, "Txattrwalk tag {tag} fid {} newfid {} name {}", Fid(fid), Fid(newfid), Quoted(name))
+            }
+            Tmsg::Xattrcreate { fid, name, attr_size, flags } => {
+                write!(f, "Txattrcreate tag {tag} fid {} name {}", Fid(fid), Quoted(name))?;
+                write!(f, " attr_size {attr_size} flags {flags:#x}")
+            }
+            Tmsg::Readdir { fid, offset, count } => {
+                write!(f, "Treaddir tag {tag} fid {} offset {offset} count {count}", Fid(fid))
+            }
+            Tmsg::Fsync { fid, datasync } => {
+                write!(f, "Tfsync tag {tag} fid {}", Fid(fid))?;
+                datasync.map_or(Ok(()), |datasync| write!(f, " datasync {datasync}"))
+            }
+            Tmsg::Lock { fid, ty, flags, start, length, proc_id, client_id } => {
+                write!(f, "Tlock tag {tag} fid {} type {ty} flags {flags:#x}", Fid(fid))?;
+                write!(f, " start {start} length {length} proc_id {proc_id} client_id {}", Quoted(client_id))
+            }
+            Tmsg::Getlock { fid, ty, start, length, proc_id, client_id } => {
+                write!(f, "Tgetlock tag {tag} fid {} type {ty}", Fid(fid))?;
+                write!(f, " start {start} length {length} proc_id {proc_id} client_id {}", Quoted(client_id))
+            }
+            Tmsg::Link { dfid, fid, name } => {
+                write!(f, "Tlink tag {tag} dfid {} fid {} name {}", Fid(dfid), Fid(fid), Quoted(name))
+            }
+            Tmsg::Mkdir { dfid, name, mode, gid } => {
+                write!(f, "Tmkdir tag {tag} dfid {} name {} mode {} gid {gid}", Fid(dfid), Quoted(name), Octal(mode))
+            }
+            Tmsg::Renameat { olddirfid, oldname, newdirfid, newname } => {
+                write!(f, "Trenameat tag {tag} olddirfid {} oldname {}", Fid(olddirfid), Quoted(oldname))?;
+                write!(f, " newdirfid {} newname {}", Fid(newdirfid), Quoted(newname))
+            }
+            Tmsg::Unlinkat { dirfd, name, flags } => {
+                write!(f, "Tunlinkat tag {tag} dirfd {} name {} flags {flags:#x}", Fid(dirfd), Quoted(name))
+            }
+            ref other => unreachable!("TraceT renders {other:?} itself, not TraceTl"),
         }
     }
 }
@@ -116,6 +213,65 @@ impl Display for TraceR<'_> {
             Rmsg::Remove => write!(f, "Rremove tag {tag}"),
             Rmsg::Stat { ref stat } => write!(f, "Rstat tag {tag} {}", StatLine(stat)),
             Rmsg::Wstat => write!(f, "Rwstat tag {tag}"),
+            ref l @ (Rmsg::Lerror { .. }
+            | Rmsg::Statfs(_)
+            | Rmsg::Lopen { .. }
+            | Rmsg::Lcreate { .. }
+            | Rmsg::Symlink { .. }
+            | Rmsg::Mknod { .. }
+            | Rmsg::Rename
+            | Rmsg::Readlink { .. }
+            | Rmsg::Getattr(_)
+            | Rmsg::Setattr
+            | Rmsg::Xattrwalk { .. }
+            | Rmsg::Xattrcreate
+            | Rmsg::Readdir { .. }
+            | Rmsg::Fsync
+            | Rmsg::Lock { .. }
+            | Rmsg::Getlock { .. }
+            | Rmsg::Link
+            | Rmsg::Mkdir { .. }
+            | Rmsg::Renameat
+            | Rmsg::Unlinkat) => write!(f, "{}", TraceRl { tag, msg: l }),
+        }
+    }
+}
+
+/// A 9P2000.L reply's trace line, apart so that each match stays short;
+/// `TraceR` hands it exactly the .L replies.
+struct TraceRl<'m> {
+    tag: u16,
+    msg: &'m Rmsg<'m>,
+}
+
+impl Display for TraceRl<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let tag = self.tag;
+        match *self.msg {
+            Rmsg::Lerror { ecode } => write!(f, "Rlerror tag {tag} ecode {ecode}"),
+            Rmsg::Statfs(ref s) => write!(f, "Rstatfs tag {tag} {}", StatfsLine(s)),
+            Rmsg::Lopen { qid, iounit } => write!(f, "Rlopen tag {tag} qid {} iounit {iounit}", QidLine(&qid)),
+            Rmsg::Lcreate { qid, iounit } => write!(f, "Rlcreate tag {tag} qid {} iounit {iounit}", QidLine(&qid)),
+            Rmsg::Symlink { qid } => write!(f, "Rsymlink tag {tag} qid {}", QidLine(&qid)),
+            Rmsg::Mknod { qid } => write!(f, "Rmknod tag {tag} qid {}", QidLine(&qid)),
+            Rmsg::Rename => write!(f, "Rrename tag {tag}"),
+            Rmsg::Readlink { target } => write!(f, "Rreadlink tag {tag} target {}", Quoted(target)),
+            Rmsg::Getattr(ref a) => write!(f, "Rgetattr tag {tag} {}", GetattrLine(a)),
+            Rmsg::Setattr => write!(f, "Rsetattr tag {tag}"),
+            Rmsg::Xattrwalk { size } => write!(f, "Rxattrwalk tag {tag} size {size}"),
+            Rmsg::Xattrcreate => write!(f, "Rxattrcreate tag {tag}"),
+            Rmsg::Readdir { data } => write!(f, "Rreaddir tag {tag} count {}", data.len()),
+            Rmsg::Fsync => write!(f, "Rfsync tag {tag}"),
+            Rmsg::Lock { status } => write!(f, "Rlock tag {tag} status {status}"),
+            Rmsg::Getlock { ty, start, length, proc_id, client_id } => {
+                write!(f, "Rgetlock tag {tag} type {ty} start {start} length {length}")?;
+                write!(f, " proc_id {proc_id} client_id {}", Quoted(client_id))
+            }
+            Rmsg::Link => write!(f, "Rlink tag {tag}"),
+            Rmsg::Mkdir { qid } => write!(f, "Rmkdir tag {tag} qid {}", QidLine(&qid)),
+            Rmsg::Renameat => write!(f, "Rrenameat tag {tag}"),
+            Rmsg::Unlinkat => write!(f, "Runlinkat tag {tag}"),
+            ref other => unreachable!("TraceR renders {other:?} itself, not TraceRl"),
         }
     }
 }
@@ -184,6 +340,32 @@ impl Display for StatLine<'_> {
             write!(f, " ext {} n_uid {} n_gid {} n_muid {}", Quoted(s.extension), ids[0], ids[1], ids[2])?;
         }
         Ok(())
+    }
+}
+
+/// Rgetattr's fields in their wire order, as diod traces them; times as
+/// seconds.nanoseconds.
+struct GetattrLine<'a>(&'a Getattr);
+
+impl Display for GetattrLine<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let a = self.0;
+        write!(f, "valid {:#x} qid {} mode {} uid {} gid {}", a.valid, QidLine(&a.qid), Octal(a.mode), a.uid, a.gid)?;
+        write!(f, " nlink {} rdev {} size {} blksize {} blocks {}", a.nlink, a.rdev, a.size, a.blksize, a.blocks)?;
+        write!(f, " atime {}.{:09} mtime {}.{:09}", a.atime_sec, a.atime_nsec, a.mtime_sec, a.mtime_nsec)?;
+        write!(f, " ctime {}.{:09} btime {}.{:09}", a.ctime_sec, a.ctime_nsec, a.btime_sec, a.btime_nsec)?;
+        write!(f, " gen {} data_version {}", a.gen, a.data_version)
+    }
+}
+
+/// Rstatfs's fields in their wire order, as Linux traces them.
+struct StatfsLine<'a>(&'a Statfs);
+
+impl Display for StatfsLine<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        write!(f, "type {:#x} bsize {} blocks {} bfree {} bavail {}", s.ty, s.bsize, s.blocks, s.bfree, s.bavail)?;
+        write!(f, " files {} ffree {} fsid {} namelen {}", s.files, s.ffree, s.fsid, s.namelen)
     }
 }
 

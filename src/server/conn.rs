@@ -74,6 +74,8 @@ pub(crate) enum Opened {
     Zmx { slot: u32, gen: u32 },
     /// A chat message: the pool entry as it was, and the message's id.
     Chat { entry: ChatRef, id: u32 },
+    /// A file's extended attributes (9P2000.L's Txattrwalk): none.
+    Xattrs,
 }
 
 /// An open fid: what it reads, and a directory read's cursor (read(5):
@@ -238,6 +240,16 @@ impl Conn {
             eprintln!("-{}-> {}", self.id, proto::trace_r(tag, msg));
         }
         proto::encode_r(&mut self.outq, tag, msg, self.dialect);
+    }
+
+    /// Append the reply to an open: Ropen, or in 9P2000.L Rlopen.
+    pub(crate) fn reply_open(&mut self, tag: u16, qid: proto::Qid, trace: bool) {
+        let iounit = self.msize - proto::IOHDRSZ;
+        let msg = match self.dialect {
+            Dialect::L => Rmsg::Lopen { qid, iounit },
+            _ => Rmsg::Open { qid, iounit },
+        };
+        self.reply(tag, &msg, trace);
     }
 
     /// Append an error reply.

@@ -9,11 +9,12 @@
 //! names, and is parked (`After::Park`); its answer comes from `park`.
 
 use crate::errors::Error;
-use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, OREAD, OTRUNC, OWRITE, QTFILE};
+use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, QTFILE};
 use crate::tree::{self, Attr, Loc, Part};
 
 use super::conn::{Conn, Fid, Open, Opened, Phase};
-use super::jobs::{self, Job};
+use super::dotl::Intent;
+use super::jobs::{self, Decided, Job};
 use super::world::World;
 
 /// The smallest msize we accept: Linux refuses a server's below 4096, and
@@ -52,6 +53,9 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
     }
     let result = match msg {
         Tmsg::Version { .. } => unreachable!("handled above"),
+        // diod's tools take only ENOENT (or success) from an .L Tauth to
+        // mean that no authentication is needed.
+        Tmsg::Auth { .. } if conn.dialect == Dialect::L => Err(Error::NoAuthFile),
         Tmsg::Auth { .. } => Err(Error::NoAuth),
         Tmsg::Attach { fid, afid, aname, .. } => attach(w, conn, tag, fid, afid, aname),
         Tmsg::Flush { oldtag } => {
@@ -59,7 +63,9 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
             return After::Forget(conn.parked.remove(&oldtag).into_iter().collect());
         }
         Tmsg::Walk { fid, newfid, names } => walk(w, conn, fid, newfid, names.as_slice()),
-        Tmsg::Open { fid, mode } => open(w, conn, tag, fid, mode),
+        Tmsg::Open { fid, mode } => open(w, conn, tag, fid, Intent::of_mode(mode)),
+        Tmsg::Lopen { fid, flags } => open(w, conn, tag, fid, Intent::of_flags(flags)),
+        Tmsg::Getattr { fid, .. } => stat(w, conn, tag, fid),
         Tmsg::Read { fid, offset, count } => read(w, conn, tag, fid, offset, count),
         Tmsg::Stat { fid } => stat(w, conn, tag, fid),
         Tmsg::Clunk { fid } => clunk(w, conn, fid).map(|()| {
@@ -76,6 +82,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
         Tmsg::Create { fid, .. } | Tmsg::Wstat { fid, .. } => {
             Err(if conn.fids.contains_key(&fid) { Error::ReadOnly } else { Error::UnknownFid })
         }
+        msg => super::dotl::handle(w, conn, tag, msg),
     };
     match result {
         Ok(Some(job)) => After::Park(tag, Box::new(job)),
@@ -86,10 +93,6 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
         }
     }
 }
-
-/// What a check step decided: answered already (`None`), a job to park,
-/// or a refusal.
-type Decided = Result<Option<Job>, Error>;
 
 /// version(5): negotiate msize and dialect; a Tversion mid-session aborts
 /// every request and clunks every fid first.
@@ -132,19 +135,6 @@ pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
     forgotten
 }
 
-/// Is there room for one more fid, on this connection and in all?
-fn fid_room(w: &mut World, conn: &Conn) -> Result<(), Error> {
-    if conn.fids_counted() >= w.cfg.max_fids {
-        w.refusals.warn(format_args!("conn {}: at --max-fids {}", conn.id, w.cfg.max_fids));
-        return Err(Error::TooManyFids);
-    }
-    if w.fids_total >= w.cfg.max_fids_total {
-        w.refusals.warn(format_args!("conn {}: at --max-fids-total {}", conn.id, w.cfg.max_fids_total));
-        return Err(Error::TooManyOpenFiles);
-    }
-    Ok(())
-}
-
 fn attach(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: &[u8]) -> Decided {
     if afid != NOFID {
         return Err(Error::BadAfid);
@@ -155,7 +145,7 @@ fn attach(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: 
     if conn.fids.contains_key(&fid) {
         return Err(Error::FidInUse);
     }
-    fid_room(w, conn)?;
+    w.fid_room(conn)?;
     let root = w.tree.root();
     w.tree.acquire(root);
     conn.fids.insert(fid, Fid::new(root, true));
@@ -189,13 +179,16 @@ fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) 
     names.iter().try_for_each(|n| check_name(n))?;
     let (node, is_dir) = (from.node, from.is_dir);
     if newfid != fid {
-        fid_room(w, conn)?;
+        w.fid_room(conn)?;
     }
     let cur = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
     Ok(Some(Job::Walk(jobs::walk::Walk::new(fid, newfid, names, cur, is_dir))))
 }
 
-fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> Decided {
+/// Topen and Tlopen: a read of anything, or the one write (an agent's
+/// `zmx`, with `--allow-move`); every other intent is refused
+/// (CONFORMANCE 22).
+fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> Decided {
     let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
     let loc = w.tree.loc(f.node, &w.agents);
     // The one write: an agent's zmx, opened for writing (truncation is
@@ -203,21 +196,19 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> Decided
     if let (true, Some(Loc::Agent { slot, gen, part: part @ Part::Field(crate::active::Field::Zmx) })) =
         (w.cfg.allow_move, &loc)
     {
-        if f.open.is_none() && (mode & !OTRUNC) == OWRITE {
+        if f.open.is_none() && intent == Intent::Write {
             let found = w.agents.get(*slot, *gen).map(|a| a.found);
             let qid = Qid { ty: QTFILE, version: 0, path: tree::agent_qid_path(found.as_ref(), *part) };
             let what = Opened::Zmx { slot: *slot, gen: *gen };
             conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
-            conn.reply(tag, &Rmsg::Open { qid, iounit: conn.msize - IOHDRSZ }, w.cfg.trace);
+            conn.reply_open(tag, qid, w.cfg.trace);
             return Ok(None);
         }
     }
-    // Only a plain read: write, read-write, exec, truncate and
-    // remove-on-close are all refused (CONFORMANCE 22).
     if f.open.is_some() {
         return Err(Error::FidOpen);
     }
-    if mode != OREAD {
+    if intent != Intent::Read {
         return Err(Error::ReadOnly);
     }
     let loc = loc.ok_or(Error::NotFound)?;
@@ -226,7 +217,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, mode: u8) -> Decided
             let what = Opened::Fact(i);
             conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
             let qid = w.tree.static_qid(i);
-            conn.reply(tag, &Rmsg::Open { qid, iounit: conn.msize - IOHDRSZ }, w.cfg.trace);
+            conn.reply_open(tag, qid, w.cfg.trace);
             return Ok(None);
         }
         Loc::Static(i) => Job::Listing(jobs::listing::Listing::new(fid, i)),
@@ -261,7 +252,14 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             }
             Ok(Some(Job::Read(jobs::read::Read::new(tag, file, offset, count))))
         }
+        // 9P2000.L lists with Treaddir; a directory's Tread is 9P2000's.
+        Some(Opened::Dir(_)) if conn.dialect == Dialect::L => Err(Error::IsDir),
         Some(Opened::Dir(entries)) => read_dir(w, conn, tag, fid, &entries, offset, count),
+        // An extended-attribute list: there are none.
+        Some(Opened::Xattrs) => {
+            conn.reply(tag, &Rmsg::Read { data: &[] }, trace);
+            Ok(None)
+        }
         Some(Opened::Fact(i)) => {
             let start = proto::rread_begin(&mut conn.outq, tag);
             if let Err(e) = w.tree.read_static(i, offset, count, &mut conn.outq) {
@@ -329,6 +327,8 @@ fn read_dir(
     Ok(None)
 }
 
+/// Tstat and Tgetattr: the reply's shape is the dialect's
+/// (`reply::stat_reply`).
 fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
     let loc = w.tree.loc(f.node, &w.agents).ok_or(Error::NotFound)?;
@@ -349,7 +349,7 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
         return Err(Error::NotFound);
     }
     let entry = w.tree.entry(&loc, &Attr::Skeleton, &w.agents);
-    w.tree.with_stat(&entry, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, w.cfg.trace));
+    super::reply::stat_reply(&w.tree, conn, tag, &entry, None, w.cfg.trace);
     Ok(None)
 }
 

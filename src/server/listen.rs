@@ -49,6 +49,12 @@ pub struct Listener {
 }
 
 impl Listener {
+    /// A socket someone else bound and listens on, handed to us (socket
+    /// activation): served, never unlinked, since its path is not ours.
+    pub(crate) fn passed(fd: OwnedFd, label: String) -> Listener {
+        Listener { fd, label, unlink_on_close: None }
+    }
+
     /// Unpost (only if the socket at the path is still ours) and hand back
     /// the fd for the ring to close.
     pub fn close(self) -> OwnedFd {
@@ -201,10 +207,19 @@ fn ask_version(stream: &mut UnixStream, deadline: Instant) -> Asked {
     }
 }
 
-/// Listen on TCP. A non-loopback address is allowed, loudly.
+/// Can only this machine reach `addr`? (`::ffff:127.0.0.1` is loopback
+/// too; `0.0.0.0` and `::`, every address, are not.)
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    addr.ip().to_canonical().is_loopback()
+}
+
+/// Listen on TCP. A non-loopback address is served, loudly (the command
+/// line refuses one unless told `--tcp-any`).
 pub fn tcp(addr: SocketAddr) -> io::Result<Listener> {
-    if !addr.ip().is_loopback() {
-        log::warn!("listening on {addr}: the tree is readable by anyone who can reach it over the network");
+    if !is_loopback(&addr) {
+        log::warn!(
+            "listening on tcp!{addr}: nothing on the wire is authenticated; anyone who can reach it reads the tree"
+        );
     }
     let listener = TcpListener::bind(addr).map_err(|e| io::Error::new(e.kind(), format!("bind tcp!{addr}: {e}")))?;
     let local = listener.local_addr()?;
@@ -248,6 +263,25 @@ pub(crate) fn reap_children() {
         match rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {
             Ok(Some((pid, status))) => log::debug!("child {} exited: {status:?}", pid.as_raw_nonzero()),
             Ok(None) | Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_127_8_and_1_and_their_v4_mapped_spelling() {
+        for a in ["127.0.0.1:564", "127.8.9.10:1", "[::1]:564", "[::ffff:127.0.0.1]:564"] {
+            assert!(is_loopback(&a.parse().unwrap()), "{a}");
+        }
+    }
+
+    #[test]
+    fn every_address_and_any_other_is_not_loopback() {
+        for a in ["0.0.0.0:564", "[::]:564", "192.168.1.2:564", "[::ffff:10.0.0.1]:564", "[fe80::1]:564"] {
+            assert!(!is_loopback(&a.parse().unwrap()), "{a}");
         }
     }
 }

@@ -15,10 +15,12 @@
 //! `conn` on its budget), so a client that stops reading stops being read
 //! and nobody else notices.
 
+pub mod activation;
 pub(crate) mod config;
 pub(crate) mod conn;
 mod dirents;
 pub mod dispatch;
+mod dotl;
 mod jobs;
 mod limits;
 pub mod listen;

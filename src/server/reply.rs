@@ -9,7 +9,9 @@
 //! it holds the same way.
 
 use crate::errors::Error;
-use crate::proto::{self, Rmsg, WalkQids};
+use crate::meta::Meta;
+use crate::proto::{Dialect, Rmsg, WalkQids};
+use crate::tree::{Entry, Tree};
 
 use super::conn::{Conn, Fid, Open, Opened};
 use super::jobs::Reply;
@@ -44,7 +46,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
             conn.reply(tag, &Rmsg::Walk { qids }, trace);
         }
-        Reply::Stat(entry) => world.tree.with_stat(&entry, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace)),
+        Reply::Stat(entry, meta) => stat_reply(&world.tree, conn, tag, &entry, meta.as_deref(), trace),
         Reply::Open { opened: Opened::Dir(entries), .. }
             if world.held.entries + entries.len() > world.cfg.max_listed_entries =>
         {
@@ -56,8 +58,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
                     world.held.entries += entries.len();
                 }
                 f.open = Some(Box::new(Open { what: opened, dir_offset: 0, dir_index: 0 }));
-                let iounit = conn.msize - proto::IOHDRSZ;
-                conn.reply(tag, &Rmsg::Open { qid, iounit }, trace);
+                conn.reply_open(tag, qid, trace);
             }
             _ => {
                 discard(world, Ok(Reply::Open { fid, qid, opened }));
@@ -72,6 +73,15 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             conn.push_chunk(bytes);
         }
     }
+}
+
+/// The reply to a Tstat (Rstat) or, in 9P2000.L, a Tgetattr (Rgetattr,
+/// with the real link count, blocks and times where the file is on disk).
+pub(crate) fn stat_reply(tree: &Tree, conn: &mut Conn, tag: u16, e: &Entry, meta: Option<&Meta>, trace: bool) {
+    if conn.dialect == Dialect::L {
+        return conn.reply(tag, &Rmsg::Getattr(tree.getattr(e, meta)), trace);
+    }
+    tree.with_stat(e, |st| conn.reply(tag, &Rmsg::Stat { stat: *st }, trace));
 }
 
 /// An answer nobody will read: let go of what it holds. Only an fd is

@@ -15,9 +15,10 @@ use crate::ring::{Ring, Sub};
 use crate::tree::Tree;
 
 use super::config::Config;
-use super::conn::Opened;
+use super::conn::{Conn, Opened};
 use super::limits::RateLog;
 use super::ops::Token;
+use crate::errors::Error;
 
 /// Files held open for open fids, across all connections. A fid opened on
 /// a file keeps its fd, so a file unlinked while open stays readable and a
@@ -63,6 +64,19 @@ pub(crate) struct World {
 }
 
 impl World {
+    /// Is there room for one more fid, on this connection and in all?
+    pub(crate) fn fid_room(&mut self, conn: &Conn) -> Result<(), Error> {
+        if conn.fids_counted() >= self.cfg.max_fids {
+            self.refusals.warn(format_args!("conn {}: at --max-fids {}", conn.id, self.cfg.max_fids));
+            return Err(Error::TooManyFids);
+        }
+        if self.fids_total >= self.cfg.max_fids_total {
+            self.refusals.warn(format_args!("conn {}: at --max-fids-total {}", conn.id, self.cfg.max_fids_total));
+            return Err(Error::TooManyOpenFiles);
+        }
+        Ok(())
+    }
+
     /// What a fid had open is let go: an fd is closed through the ring once
     /// nothing else holds it, a snapshot's entries are given back.
     pub(crate) fn release_opened(&mut self, opened: Opened) {

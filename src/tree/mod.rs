@@ -34,7 +34,10 @@ use crate::active::Field;
 use crate::errors::Error;
 use crate::harness::Harness;
 use crate::meta::{Meta, QID_PATH_SYNTHETIC};
-use crate::proto::{Dialect, Qid, Stat, DMDIR, QTDIR, QTFILE};
+use crate::proto::{Dialect, Getattr, Qid, Stat, DMDIR, GETATTR_BASIC, GETATTR_BTIME, QTDIR, QTFILE};
+
+/// The block size an Rgetattr reports, the page a read is best made in.
+const GETATTR_BLKSIZE: u64 = 4096;
 use paths::{PathTable, Place};
 
 /// A node: a fid's handle on what it names.
@@ -584,6 +587,47 @@ impl Tree {
             n_muid: e.uid,
         };
         f(&stat)
+    }
+
+    /// 9P2000.L's Rgetattr of `e`: the same qid, modes (as a Linux st_mode,
+    /// with the file's real type), owner, size and times as its stat, and
+    /// from `meta`, where the file is on disk, its link count, blocks, and
+    /// every time to the nanosecond; a file the daemon makes up has one
+    /// link (two for a directory) and its stat's time for every time.
+    /// `valid` names the basic fields, and the birth time where the
+    /// filesystem keeps one.
+    pub(crate) fn getattr(&self, e: &Entry, meta: Option<&Meta>) -> Getattr {
+        let is_dir = e.qid.ty & QTDIR != 0;
+        let kind = meta.map_or(if is_dir { libc::S_IFDIR } else { libc::S_IFREG }, |m| m.mode as u32 & libc::S_IFMT);
+        let t = e.mtime as u64;
+        let mut a = Getattr {
+            valid: GETATTR_BASIC,
+            qid: e.qid,
+            mode: kind | (e.mode & 0o777),
+            uid: e.uid,
+            gid: e.gid,
+            nlink: if is_dir { 2 } else { 1 },
+            size: e.length,
+            blksize: GETATTR_BLKSIZE,
+            blocks: e.length.div_ceil(512),
+            atime_sec: t,
+            mtime_sec: t,
+            ctime_sec: t,
+            ..Getattr::default()
+        };
+        if let Some(m) = meta {
+            let secs = |s: i64| s.max(0) as u64;
+            a.nlink = u64::from(m.nlink);
+            a.blocks = m.blocks;
+            (a.atime_sec, a.atime_nsec) = (secs(m.atime), u64::from(m.atime_nsec));
+            (a.mtime_sec, a.mtime_nsec) = (secs(m.mtime), u64::from(m.mtime_nsec));
+            (a.ctime_sec, a.ctime_nsec) = (secs(m.ctime), u64::from(m.ctime_nsec));
+            if m.btime != 0 {
+                a.valid |= GETATTR_BTIME;
+                (a.btime_sec, a.btime_nsec) = (secs(m.btime), u64::from(m.btime_nsec));
+            }
+        }
+        a
     }
 
     /// The bytes of `e`'s stat in `dialect`.

@@ -104,7 +104,13 @@ impl Scratch {
 
     /// A `9agents` command whose whole environment is this world's.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(BIN);
+        self.command_of(Path::new(BIN))
+    }
+
+    /// `program` (a wrapper, or a copy of the binary) run in this world's
+    /// environment, as `command` runs the binary.
+    pub fn command_of(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
@@ -229,26 +235,43 @@ impl Daemon {
         let scratch = Scratch::new();
         let mut cmd = scratch.command();
         cmd.arg("--fd").arg("3").args(args);
-        let raw = stream.as_raw_fd();
-        // SAFETY: between fork and exec only async-signal-safe calls are
-        // made (dup2, fcntl), on a descriptor the parent keeps open until
-        // spawn returns.
-        unsafe {
-            cmd.pre_exec(move || {
-                if raw == 3 {
-                    let flags = libc::fcntl(3, libc::F_GETFD);
-                    if flags < 0 || libc::fcntl(3, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
-                        return Err(io::Error::last_os_error());
-                    }
-                } else if libc::dup2(raw, 3) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        as_fd_3(&mut cmd, &stream);
         let daemon = Daemon::launch(scratch, cmd, Ready::Nothing);
         drop(stream);
         daemon
+    }
+
+    /// The daemon started the way systemd starts a socket-activated
+    /// service: `fd` (which the test keeps, as systemd keeps its socket)
+    /// as its fd 3, `LISTEN_FDS=1`, and `LISTEN_PID` set to `pid` — for
+    /// `ListenPid::Daemon` the daemon's own pid, which only the process
+    /// itself knows before exec, so a shell sets it to `$$` and execs the
+    /// binary in its place. `args` and `env` are added; waits for nothing.
+    pub fn start_passed(
+        scratch: &Arc<Scratch>,
+        fd: &OwnedFd,
+        pid: ListenPid,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Daemon {
+        let listen_pid = match pid {
+            ListenPid::Daemon => "$$".to_owned(),
+            ListenPid::Other(pid) => pid.to_string(),
+        };
+        let mut cmd = scratch.command_of(Path::new("/bin/sh"));
+        let script = format!("LISTEN_PID={listen_pid} exec \"$0\" \"$@\"");
+        cmd.arg("-c").arg(script).arg(BIN).args(args).env("LISTEN_FDS", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        as_fd_3(&mut cmd, fd);
+        Daemon::launch(scratch.clone(), cmd, Ready::Nothing)
+    }
+
+    /// Start `cmd` (a `9agents` however wrapped, in `scratch`'s world),
+    /// waiting for nothing.
+    pub fn spawn_command(scratch: &Arc<Scratch>, cmd: Command) -> Daemon {
+        Daemon::launch(scratch.clone(), cmd, Ready::Nothing)
     }
 
     fn spawn_in(scratch: Arc<Scratch>, args: &[&str], ready: Ready) -> Daemon {
@@ -259,7 +282,8 @@ impl Daemon {
 
     fn launch(scratch: Arc<Scratch>, mut cmd: Command, ready: Ready) -> Daemon {
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {BIN}: {e}"));
+        // A copy of the binary a test has just written may be briefly busy.
+        let mut child = spawn_fresh(&mut cmd);
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let mut pipe = child.stderr.take().unwrap();
         let sink = stderr.clone();
@@ -431,6 +455,36 @@ impl Daemon {
 
     pub fn client_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
         run_client(&self.scratch, args, stdin)
+    }
+}
+
+/// Whose pid `Daemon::start_passed` puts in `LISTEN_PID`.
+#[derive(Clone, Copy, Debug)]
+pub enum ListenPid {
+    /// The daemon's: the sockets are for it.
+    Daemon,
+    /// Another process's: the variables were meant for someone else.
+    Other(u32),
+}
+
+/// Make `fd` the child's fd 3, inheritable, between fork and exec.
+fn as_fd_3(cmd: &mut Command, fd: &OwnedFd) {
+    let raw = fd.as_raw_fd();
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (dup2, fcntl), on a descriptor the parent keeps open until spawn
+    // returns.
+    unsafe {
+        cmd.pre_exec(move || {
+            if raw == 3 {
+                let flags = libc::fcntl(3, libc::F_GETFD);
+                if flags < 0 || libc::fcntl(3, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else if libc::dup2(raw, 3) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 
@@ -718,7 +772,7 @@ impl Conn {
     fn n_uname(&self) -> u32 {
         match self.dialect {
             Dialect::P2000 => NONUNAME,
-            Dialect::P2000u => 0,
+            Dialect::P2000u | Dialect::L => 0,
         }
     }
 
@@ -1337,7 +1391,7 @@ pub fn is_out_of_fds(text: &str, errno: u32, dialect: Dialect) -> bool {
     };
     match dialect {
         Dialect::P2000 => errno == 0,
-        Dialect::P2000u => errnos.contains(&errno),
+        Dialect::P2000u | Dialect::L => errnos.contains(&errno),
     }
 }
 

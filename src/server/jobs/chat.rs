@@ -57,7 +57,9 @@ impl ChatView {
         let found = cx.agents.get(self.slot, self.gen).map(|a| a.found);
         let (Some(found), Some(e)) = (found, cx.chats.get(r)) else { return fail(Error::NotFound) };
         Step::Answer(match self.what {
-            What::Stat(id) => msg_entry(cx, self.slot, self.gen, e, id).map(Reply::Stat).ok_or(Error::NotFound),
+            What::Stat(id) => {
+                msg_entry(cx, self.slot, self.gen, e, id).map(|e| Reply::Stat(e, None)).ok_or(Error::NotFound)
+            }
             What::OpenMsg(fid, id) => msg_qid(Some(&found), e, id)
                 .map(|qid| Reply::Open { fid, qid, opened: Opened::Chat { entry: r, id } })
                 .ok_or(Error::NotFound),

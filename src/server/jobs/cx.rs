@@ -83,7 +83,9 @@ pub(crate) enum Reply {
         qids: Vec<Qid>,
         bind: Option<(Loc, bool)>,
     },
-    Stat(Entry),
+    /// A stat's entry, and the file's meta where it is on disk (9P2000.L's
+    /// Rgetattr says more than 9P2000's stat holds).
+    Stat(Entry, Option<Box<crate::meta::Meta>>),
     Open {
         fid: u32,
         qid: Qid,

@@ -119,7 +119,7 @@ impl Derive {
     /// A derived file's stat, or its open with the text snapshotted.
     fn text_reply(&self, cx: &Cx, found: &Found, part: Part, text: Vec<u8>) -> Reply {
         match self.open {
-            None => Reply::Stat(cx.tree.entry(&self.loc(part), &text_attr(cx, &text), cx.agents)),
+            None => Reply::Stat(cx.tree.entry(&self.loc(part), &text_attr(cx, &text), cx.agents), None),
             Some(fid) => {
                 let qid = cx.tree.text_qid(Some(found), part, &text);
                 Reply::Open { fid, qid, opened: Opened::Text(Rc::new(text)) }

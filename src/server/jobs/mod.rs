@@ -44,6 +44,10 @@ pub(crate) mod walk;
 
 pub(crate) use cx::{Cx, Event, Reply, Step, Wake};
 
+/// What a check step decided (`dispatch`, `dotl`): answered already
+/// (`None`), a job to park, or a refusal.
+pub(crate) type Decided = Result<Option<Job>, crate::errors::Error>;
+
 /// Every kind of parked request.
 pub(crate) enum Job {
     Walk(walk::Walk),

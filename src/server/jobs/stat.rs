@@ -42,7 +42,11 @@ impl Stat {
     }
 
     fn answer(&self, cx: &mut Cx, attr: Attr) -> Step {
-        Step::Answer(Ok(Reply::Stat(cx.tree.entry(&self.loc, &attr, cx.agents))))
+        let meta = match attr {
+            Attr::Disk(m) => Some(Box::new(m)),
+            _ => None,
+        };
+        Step::Answer(Ok(Reply::Stat(cx.tree.entry(&self.loc, &attr, cx.agents), meta)))
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {

@@ -43,7 +43,7 @@ pub const HEAVY: &str = "/fx/heavy";
 /// The agent's pid in each world's fake `<proc>`.
 pub const AGENT_PID: u32 = 100;
 /// The session both agents are in (each in its own home).
-const SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
+pub const SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
 /// The heavy directory's files: over 5,000 entries a 9P2000.u listing is
 /// several hundred KB, far past the ~128 KB the kernel's first readdir
 /// buffers hold.
@@ -208,7 +208,7 @@ fn light_chat() -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
 
 /// A fake `<proc>` under `world` with a claude at `AGENT_PID` in `cwd`,
 /// and its registry record naming `SID`; `transcript` must exist.
-fn agent(stage: &Stage, world: &str, cwd: &str, transcript: &str) {
+pub fn agent(stage: &Stage, world: &str, cwd: &str, transcript: &str) {
     assert!(stage.host(transcript).is_file(), "{transcript} is the agent's transcript");
     let proc = FakeProc::at(stage.host(&format!("{world}/proc")));
     proc.add(AGENT_PID, &["claude"], Path::new(cwd), b"ZMX_SESSION=kernel\0", &[]);

@@ -68,7 +68,10 @@ fn tool(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file());
     if found.is_none() {
         let why = format!("{name} is missing (apt-get install diod)");
-        assert!(std::env::var_os("CI").is_none(), "CI is set but the diod test cannot run: {why}; .ci/run must install it");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but the diod test cannot run: {why}; .ci/run must install it"
+        );
         eprintln!("diod test SKIPPED: {why}");
     }
     found

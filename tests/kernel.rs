@@ -1,12 +1,16 @@
 //! The Linux kernel's own 9p client (v9fs) against 9agents: a throwaway
-//! qemu guest running Debian's kernel and busybox mounts two daemons with
-//! `mount -t 9p -o trans=unix` over 9P2000.u and 9P2000 and checks what a
-//! person at a shell would see — listings, bytes, sizes and mtimes,
-//! hidden credentials, refused writes and their errnos, a transcript
-//! growing, parallel readers, a 5,000-file directory and a 40,000-message
-//! chat listed whole, thousands of files held open, and the same through
-//! `cache=loose` and `cache=mmap`. docs/KERNEL.md says what it needs and
-//! how to run the guest by hand.
+//! qemu guest running Debian's kernel and busybox mounts the daemon with
+//! `mount -t 9p -o trans=unix` with its defaults (9P2000.L) and over
+//! 9P2000.u and 9P2000, and checks what a person at a shell would see —
+//! the dialect the mount speaks, listings, bytes, sizes, mtimes and owners,
+//! hidden credentials, refused writes and their errnos, `stat -f`, a
+//! transcript growing, parallel readers, a 5,000-file directory and a
+//! 40,000-message chat listed whole, thousands of files held open, the
+//! same through `cache=loose` and `cache=mmap`; under .L, extended
+//! attributes (none) and flocks (a shared one granted, an exclusive one
+//! refused); and an agent moved by writing a name into its `zmx`, with
+//! `--allow-move` and a fake zmx. docs/KERNEL.md says what it needs and how
+//! to run the guest by hand.
 //!
 //! The guest prints one `PASS <name>` or `FAIL <name>: <why>` line a
 //! check (tests/kernel/init.sh); they are written to stderr as they come

@@ -6,7 +6,7 @@
 # kernel's 9p client over unix sockets, and times the same work on each.
 # One line per measurement, which the host parses:
 #
-#   BENCH <work> <server> <ops> <seconds> <ok|WRONG: why>
+#   BENCH <work> <server> <ops> <seconds> <ok|WRONG: why>   (a line a round)
 #   DIODLOAD <server> <what diodload printed>
 #
 # and INFO lines for the reader. It never exits: it powers the guest off.
@@ -29,6 +29,9 @@ finish() {
 
 die() {
     echo "FAIL $*"
+    for s in 9agents diod; do
+        grep -v '^$' "/run/$s.log" | tail -n 20 | sed "s/^/INFO $s log: /"
+    done
     finish
 }
 
@@ -55,16 +58,18 @@ cp -a "/fx/home/.claude/projects/$TREE_NAME" /fx/copy/claude/projects/
 env -i PATH=/bin /bin/9agents --root claude=/fx/home/.claude --proc /fx/proc --no-post --unix /run/9agents.sock \
     2> /run/9agents.log < /dev/null &
 NINEAGENTS_PID=$!
-# diod: no authentication (-n), no user database (-N: the guest has no
-# /etc/passwd), no config file, in the foreground, read-only exports.
-/bin/diod -f -n -N -c /dev/null -L stderr -o ro -e /fx/copy -e ctl -l /run/diod.sock 2> /run/diod.log < /dev/null &
+# diod: no authentication (-n), no config file, in the foreground,
+# read-only exports. It looks the attaching user up (the kernel's first
+# attach names "nobody"), so the guest has an /etc/passwd of root and nobody.
+/bin/diod -f -n -c /dev/null -L stderr -o ro -e /fx/copy -e ctl -l /run/diod.sock 2> /run/diod.log < /dev/null &
 DIOD_PID=$!
 wait_socket /run/9agents.sock 9agents
 wait_socket /run/diod.sock diod
 
 mkdir -p /mnt/9agents /mnt/diod
-out=$(mount -t 9p -o "trans=unix$NINEAGENTS_OPTS" /run/9agents.sock /mnt/9agents 2>&1) || die "mount 9agents: $out"
-out=$(mount -t 9p -o trans=unix,aname=/fx/copy /run/diod.sock /mnt/diod 2>&1) || die "mount diod: $out"
+out=$(mount -t 9p -o "trans=unix$NINEAGENTS_OPTS$BOTH_OPTS" /run/9agents.sock /mnt/9agents 2>&1) ||
+    die "mount 9agents: $out"
+out=$(mount -t 9p -o "trans=unix,aname=/fx/copy$BOTH_OPTS" /run/diod.sock /mnt/diod 2>&1) || die "mount diod: $out"
 grep ' 9p ' /proc/mounts | sed 's/^/INFO mount: /'
 
 # The chat each server lists: 9agents' agent's chat/, diod's stand-in.
@@ -112,9 +117,14 @@ for s in 9agents diod; do
     ls -lR "/mnt/$s/$TREE" > /dev/null 2>&1
     /bin/probe count "$(chat_of $s)" | sed "s/^/INFO $s chat entries: /"
 done
-for s in 9agents diod; do timed find-stat "$s" "$TREE_ENTRIES" find_stat_ok find_stat "/mnt/$s"; done
-for s in 9agents diod; do timed ls-lR "$s" "$TREE_ENTRIES" ls_lR_ok ls_lR "/mnt/$s"; done
-for s in 9agents diod; do timed cat "$s" "$TREE_FILES" cat_all_ok cat_all "/mnt/$s"; done
+# The tree's rows ROUNDS times, the servers taking turns, so noise from the
+# host falls on both alike (the host keeps each one's best round); the
+# chat's, which takes minutes, once.
+for r in $(seq "$ROUNDS"); do
+    for s in 9agents diod; do timed find-stat "$s" "$TREE_ENTRIES" find_stat_ok find_stat "/mnt/$s"; done
+    for s in 9agents diod; do timed ls-lR "$s" $((TREE_ENTRIES - 1)) ls_lR_ok ls_lR "/mnt/$s"; done
+    for s in 9agents diod; do timed cat "$s" "$TREE_FILES" cat_all_ok cat_all "/mnt/$s"; done
+done
 for s in 9agents diod; do timed ls-l-chat "$s" "$CHAT_MESSAGES" ls_l_chat_ok ls_l_chat "$s"; done
 # diodload -g: DIODLOAD_THREADS threads, each attaching the aname "ctl" and
 # sending Tgetattr of "null" for DIODLOAD_SECS seconds.

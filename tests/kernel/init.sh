@@ -1,10 +1,11 @@
 #!/bin/busybox sh
 # /init of the kernel test's guest (tests/kernel.rs): busybox is the whole
-# userland. It loads the 9p modules, starts two 9agents daemons on the
-# fixture worlds the host generated (/fx/light, /fx/heavy: see
-# tests/kernel/fixture.rs), mounts them with the kernel's 9p client and
-# prints one line per check, "PASS <name> (...)" or "FAIL <name>: <why>",
-# which the host parses; "INFO" and "TIME" lines are for the reader. It
+# userland. It loads the 9p modules, starts three 9agents daemons on the
+# fixture worlds the host generated (/fx/light, /fx/heavy, and /fx/move
+# over the real /proc with --allow-move: see tests/kernel/fixture.rs),
+# mounts them with the kernel's 9p client in each dialect (9P2000.L, the
+# default, with no version option) and prints one line per check,
+# "PASS <name> (...)" or "FAIL <name>: <why>", which the host parses; "INFO" and "TIME" lines are for the reader. It
 # never exits: it powers the guest off (the host's qemu runs -no-reboot).
 #
 # Listings are checked with /bin/probe (tests/kernel/probe.c), never with
@@ -560,16 +561,16 @@ chmod -R 700 "$MOVE_RUNTIME"
 start_daemon mover move
 case "$(cat /fx/mode)" in
     shell)
-        mnt light /mnt/light 9p2000.u
-        mnt heavy /mnt/heavy 9p2000.u
-        echo "9agents-guest: /mnt/light and /mnt/heavy are mounted (9p2000.u); the daemons log to /run/*.log;"
+        mnt light /mnt/light 9p2000.L
+        mnt heavy /mnt/heavy 9p2000.L
+        echo "9agents-guest: /mnt/light and /mnt/heavy are mounted (9P2000.L); the daemons log to /run/*.log;"
         echo "9agents-guest: /fx holds the fixtures, /bin/probe the helper. Exit the shell to power off."
         setsid cttyhack sh
         finish
         ;;
     cmd)
-        mnt light /mnt/light 9p2000.u
-        mnt heavy /mnt/heavy 9p2000.u
+        mnt light /mnt/light 9p2000.L
+        mnt heavy /mnt/heavy 9p2000.L
         . /fx/cmd
         echo "9agents-guest: the command exited $?"
         finish

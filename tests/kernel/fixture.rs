@@ -3,13 +3,18 @@
 //! guest (a fake `<proc>`'s links and a registry record's cwd name guest
 //! paths), with what the guest compares against.
 //!
-//! Two homes, two daemons: the **light** one (`/fx/light`) is small enough
+//! Three homes, three daemons: the **light** one (`/fx/light`) is small enough
 //! that `ls -lR` of the whole mount, `cat` of every file and every refusal
 //! run in seconds, and holds the credential-shaped names that must stay
 //! invisible and one claude agent whose transcript the guest appends to;
 //! the **heavy** one (`/fx/heavy`) holds a 5,000-file directory and an
-//! agent with a 40,000-message chat, which only the heavy checks list.
-//! Nothing here is committed: a 40,000-message chat is made, not stored.
+//! agent with a 40,000-message chat, which only the heavy checks list; the
+//! **move** one (`/fx/move`) is a home whose transcript resolves an agent
+//! the guest starts (the probe, run as `claude`: a real process of the
+//! guest's `/proc`, which a move ends), and the fake zmx the move runs.
+//! The light and heavy ones are also included by the diod bench
+//! (`bench/diod.rs`), for `agent`. Nothing here is committed: a
+//! 40,000-message chat is made, not stored.
 //!
 //! The guest's expectations are files beside each home, written from what
 //! this module made, never from the daemon's exclusion rules (which would
@@ -57,13 +62,14 @@ pub const HOLD_FILES: usize = 4_000;
 /// The dialects the guest mounts with, as `version=` spells them; 9P2000.L
 /// is the kernel's default, mounted with no `version=` at all.
 pub const VERSIONS: [&str; 3] = ["9p2000.L", "9p2000.u", "9p2000"];
-/// The dialects the 40,000-message `ls -l` runs on: it takes two minutes a
-/// dialect under TCG, and plain 9P2000 lists it through the same code as
+/// The dialects the 40,000-message `ls -l` runs on: it takes over a minute
+/// a dialect under TCG, and plain 9P2000 lists it through the same code as
 /// 9P2000.u (one stat a message), so it is left out there to keep the run
 /// near 6 minutes.
 const HEAVY_CHAT_VERSIONS: [&str; 2] = ["9p2000.L", "9p2000.u"];
-/// The dialects `echo NAME > zmx` moves an agent through: the default
-/// mount, and 9P2000.u beside it (a fresh agent each).
+/// The dialects a name written into `zmx` moves an agent through (a fresh
+/// agent each): the default mount with `echo NAME > zmx`, and 9P2000.u with
+/// an open that does not truncate (a .u truncate is a wstat, refused).
 const MOVE_VERSIONS: [&str; 2] = ["9p2000.L", "9p2000.u"];
 /// Who owns the light home in the guest (it is chowned there): not the
 /// daemon (root), so a stat that shows the daemon's owner for a mirrored

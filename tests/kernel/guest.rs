@@ -6,9 +6,10 @@
 //! the shared libraries `ldd` names for them (the 9agents binary; the
 //! probe, `probe.c`, compiled `gcc -static`; diod's), the 9p modules and
 //! whatever the run staged: the fixture worlds. Both the kernel test and
-//! the bench include this file (and `kit.rs`, `cpio.rs`) with `#[path]`. The guest has no network device, its kernel console is
-//! the serial port on qemu's stdio, and it powers itself off: qemu runs
-//! with `-no-reboot`, so a kernel panic ends the run as well.
+//! the bench include this file (and `kit.rs`, `cpio.rs`) with `#[path]`.
+//! The guest has no network device, its kernel console is the serial port
+//! on qemu's stdio, and it powers itself off: qemu runs with `-no-reboot`,
+//! so a kernel panic ends the run as well.
 //!
 //! KVM is used when `/dev/kvm` opens and works. "Works" is not something
 //! an open can tell (on our CI machine the device exists and a KVM guest

@@ -12,8 +12,8 @@
 //! **move** one (`/fx/move`) is a home whose transcript resolves an agent
 //! the guest starts (the probe, run as `claude`: a real process of the
 //! guest's `/proc`, which a move ends), and the fake zmx the move runs.
-//! The light and heavy ones are also included by the diod bench
-//! (`bench/diod.rs`), for `agent`. Nothing here is committed: a
+//! The diod bench (`bench/diod.rs`) includes this file too, for `agent`
+//! (its own home's agent is made the same way). Nothing here is committed: a
 //! 40,000-message chat is made, not stored.
 //!
 //! The guest's expectations are files beside each home, written from what

@@ -1,12 +1,16 @@
 //! The Linux kernel's own 9p client (v9fs) against 9agents: a throwaway
-//! qemu guest running Debian's kernel and busybox mounts two daemons with
-//! `mount -t 9p -o trans=unix` over 9P2000.u and 9P2000 and checks what a
-//! person at a shell would see — listings, bytes, sizes and mtimes,
-//! hidden credentials, refused writes and their errnos, a transcript
-//! growing, parallel readers, a 5,000-file directory and a 40,000-message
-//! chat listed whole, thousands of files held open, and the same through
-//! `cache=loose` and `cache=mmap`. docs/KERNEL.md says what it needs and
-//! how to run the guest by hand.
+//! qemu guest running Debian's kernel and busybox mounts the daemon with
+//! `mount -t 9p -o trans=unix` with its defaults (9P2000.L) and over
+//! 9P2000.u and 9P2000, and checks what a person at a shell would see —
+//! the dialect the mount speaks, listings, bytes, sizes, mtimes and owners,
+//! hidden credentials, refused writes and their errnos, `stat -f`, a
+//! transcript growing, parallel readers, a 5,000-file directory and a
+//! 40,000-message chat listed whole, thousands of files held open, the
+//! same through `cache=loose` and `cache=mmap`; under .L, extended
+//! attributes (none) and flocks (a shared one granted, an exclusive one
+//! refused); and an agent moved by writing a name into its `zmx`, with
+//! `--allow-move` and a fake zmx. docs/KERNEL.md says what it needs and how
+//! to run the guest by hand.
 //!
 //! The guest prints one `PASS <name>` or `FAIL <name>: <why>` line a
 //! check (tests/kernel/init.sh); they are written to stderr as they come
@@ -32,8 +36,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use common::{Scratch, BIN};
-use fixture::Stage;
-use guest::Mode;
+use guest::{Mode, Stage};
 
 /// Where the packages, the kit and the last run are kept: beside the
 /// binary's profile directory, in the target directory Cargo used.
@@ -96,7 +99,11 @@ fn the_linux_9p_client_sees_the_fixture_exactly_and_is_refused_every_write() {
         Some(path) => PathBuf::from(path),
         None => guest::release_binary(&cache).unwrap_or_else(|e| panic!("{e}")),
     };
-    guest::initramfs(&stage, &kit, &bin, &probe, &mode, &initrd).unwrap_or_else(|e| panic!("{e}"));
+    mode.stage(&stage);
+    let bins =
+        [(bin.as_path(), "/bin/9agents"), (probe.as_path(), "/bin/probe"), (probe.as_path(), fixture::MOVE_AGENT)];
+    let init = include_bytes!("kernel/init.sh");
+    guest::initramfs(&stage, &kit, init, &bins, &initrd).unwrap_or_else(|e| panic!("{e}"));
     std::fs::remove_dir_all(&stage.root).unwrap();
     say(&format!("kernel test: booting Linux {} with busybox ({} MB initramfs)", kit.release, mb(&initrd)));
     let everything = matches!(mode, Mode::Cmd(_));
@@ -105,7 +112,7 @@ fn the_linux_9p_client_sees_the_fixture_exactly_and_is_refused_every_write() {
             say(line);
         }
     };
-    let run = guest::boot(&kit, &initrd, &cache, &mode, &echo).unwrap_or_else(|e| panic!("{e}"));
+    let run = guest::boot(&kit, &initrd, &cache, &mode, guest::RUN_DEADLINE, &echo).unwrap_or_else(|e| panic!("{e}"));
     if let Mode::Shell = mode {
         return;
     }

@@ -3,13 +3,18 @@
 //! guest (a fake `<proc>`'s links and a registry record's cwd name guest
 //! paths), with what the guest compares against.
 //!
-//! Two homes, two daemons: the **light** one (`/fx/light`) is small enough
+//! Three homes, three daemons: the **light** one (`/fx/light`) is small enough
 //! that `ls -lR` of the whole mount, `cat` of every file and every refusal
 //! run in seconds, and holds the credential-shaped names that must stay
 //! invisible and one claude agent whose transcript the guest appends to;
 //! the **heavy** one (`/fx/heavy`) holds a 5,000-file directory and an
-//! agent with a 40,000-message chat, which only the heavy checks list.
-//! Nothing here is committed: a 40,000-message chat is made, not stored.
+//! agent with a 40,000-message chat, which only the heavy checks list; the
+//! **move** one (`/fx/move`) is a home whose transcript resolves an agent
+//! the guest starts (the probe, run as `claude`: a real process of the
+//! guest's `/proc`, which a move ends), and the fake zmx the move runs.
+//! The diod bench (`bench/diod.rs`) includes this file too, for `agent`
+//! (its own home's agent is made the same way). Nothing here is committed: a
+//! 40,000-message chat is made, not stored.
 //!
 //! The guest's expectations are files beside each home, written from what
 //! this module made, never from the daemon's exclusion rules (which would
@@ -35,6 +40,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::active_fakes::{claude_project_dir, codex_rollout, fake_start, FakeProc, CODEX_DAY, CODEX_ID};
 use crate::chat_fakes::*;
 use crate::common::{MOUNTS, SECRET};
+use crate::guest::Stage;
 
 /// Where each home's world lives in the guest.
 pub const LIGHT: &str = "/fx/light";
@@ -42,7 +48,7 @@ pub const HEAVY: &str = "/fx/heavy";
 /// The agent's pid in each world's fake `<proc>`.
 pub const AGENT_PID: u32 = 100;
 /// The session both agents are in (each in its own home).
-const SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
+pub const SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
 /// The heavy directory's files: over 5,000 entries a 9P2000.u listing is
 /// several hundred KB, far past the ~128 KB the kernel's first readdir
 /// buffers hold.
@@ -53,50 +59,51 @@ pub const HEAVY_MESSAGES: u64 = 40_000;
 /// `OPEN_FILES_MAX` (4,096 held fds), past which an open is refused by
 /// design rather than by defect.
 pub const HOLD_FILES: usize = 4_000;
-/// The dialects the guest mounts with, as `version=` spells them.
-pub const VERSIONS: [&str; 2] = ["9p2000.u", "9p2000"];
+/// The dialects the guest mounts with, as `version=` spells them; 9P2000.L
+/// is the kernel's default, mounted with no `version=` at all.
+pub const VERSIONS: [&str; 3] = ["9p2000.L", "9p2000.u", "9p2000"];
+/// The dialects the 40,000-message `ls -l` runs on: it takes over a minute
+/// a dialect under TCG, and plain 9P2000 lists it through the same code as
+/// 9P2000.u (one stat a message), so it is left out there to keep the run
+/// near 6 minutes.
+const HEAVY_CHAT_VERSIONS: [&str; 2] = ["9p2000.L", "9p2000.u"];
+/// The dialects a name written into `zmx` moves an agent through (a fresh
+/// agent each): the default mount with `echo NAME > zmx`, and 9P2000.u with
+/// an open that does not truncate (a .u truncate is a wstat, refused).
+const MOVE_VERSIONS: [&str; 2] = ["9p2000.L", "9p2000.u"];
+/// Who owns the light home in the guest (it is chowned there): not the
+/// daemon (root), so a stat that shows the daemon's owner for a mirrored
+/// file is caught.
+const LIGHT_UID: u32 = 1000;
+const LIGHT_GID: u32 = 1001;
+/// The move daemon's world: its HOME, XDG_RUNTIME_DIR (the zmx registry is
+/// `9p/zmx` below it) and the agent's cwd.
+const MOVE: &str = "/fx/move";
+const MOVE_RUNTIME: &str = "/run/mover-rt";
+/// Where the fake zmx and the fake agent (the probe, run as `claude`) are.
+pub const MOVE_ZMX: &str = "/fx/move/zmx";
+pub const MOVE_AGENT: &str = "/fx/move/bin/claude";
 /// The first mtime the light home's entries get; each entry another.
 const MTIME_BASE: u64 = 1_700_000_000;
 /// The large file: more than one msize, not a multiple of a page.
 const LARGE_BYTES: usize = (1 << 20) + 4_097;
 
-/// The initramfs's root on the host.
-pub struct Stage {
-    pub root: PathBuf,
-}
-
-impl Stage {
-    /// The host path of the guest path `guest`.
-    pub fn host(&self, guest: &str) -> PathBuf {
-        self.root.join(guest.trim_start_matches('/'))
-    }
-
-    pub fn write(&self, guest: &str, data: &[u8]) -> PathBuf {
-        let path = self.host(guest);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, data).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-        path
-    }
-
-    pub fn mkdir(&self, guest: &str) -> PathBuf {
-        let path = self.host(guest);
-        fs::create_dir_all(&path).unwrap_or_else(|e| panic!("mkdir {}: {e}", path.display()));
-        path
-    }
-}
-
-/// Both worlds, and `/fx/env`.
+/// The three worlds, and `/fx/env`.
 pub fn build(stage: &Stage) {
     let light = light(stage);
     let heavy = heavy(stage);
+    let mover = mover(stage);
     let env = format!(
         "# Written by tests/kernel/fixture.rs.\n\
-         LIGHT={LIGHT}\nHEAVY={HEAVY}\nAGENT_PID={AGENT_PID}\nVERSIONS='{}'\n\
+         LIGHT={LIGHT}\nHEAVY={HEAVY}\nAGENT_PID={AGENT_PID}\nVERSIONS='{}'\nHEAVY_CHAT_VERSIONS='{}'\n\
+         LIGHT_UID={LIGHT_UID}\nLIGHT_GID={LIGHT_GID}\nMOVE_VERSIONS='{}'\n{mover}\
          TRANSCRIPT_TREE='{}'\nTRANSCRIPT='{}'\n\
          HEAVY_DIR_TREE='claude/projects/big'\nHEAVY_DIR='{HEAVY}/home/.claude/projects/big'\n\
          HEAVY_FILES={HEAVY_FILES}\nHEAVY_MESSAGES={HEAVY_MESSAGES}\nHOLD_FILES={HOLD_FILES}\n\
          SECRET='{}'\nHEAVY_TRANSCRIPT_BYTES={}\n",
         VERSIONS.join(" "),
+        HEAVY_CHAT_VERSIONS.join(" "),
+        MOVE_VERSIONS.join(" "),
         light.transcript_tree,
         light.transcript,
         std::str::from_utf8(SECRET).unwrap(),
@@ -207,7 +214,7 @@ fn light_chat() -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
 
 /// A fake `<proc>` under `world` with a claude at `AGENT_PID` in `cwd`,
 /// and its registry record naming `SID`; `transcript` must exist.
-fn agent(stage: &Stage, world: &str, cwd: &str, transcript: &str) {
+pub fn agent(stage: &Stage, world: &str, cwd: &str, transcript: &str) {
     assert!(stage.host(transcript).is_file(), "{transcript} is the agent's transcript");
     let proc = FakeProc::at(stage.host(&format!("{world}/proc")));
     proc.add(AGENT_PID, &["claude"], Path::new(cwd), b"ZMX_SESSION=kernel\0", &[]);
@@ -236,6 +243,32 @@ fn heavy(stage: &Stage) -> usize {
     stage.write(&format!("{home}/{rel}"), &body);
     agent(stage, HEAVY, &cwd, &format!("{home}/{rel}"));
     body.len()
+}
+
+/// The move daemon's world: a home whose claude transcript records the
+/// agent's cwd and session (the registry record naming the agent's pid and
+/// starttime is written in the guest, once the agent runs), the cwd, and
+/// the fake zmx: a shell script that records how it was run in
+/// `/run/zmx.record.<name>` and posts the session's socket in the zmx
+/// registry (`probe listen`, which detaches), as `zmx run <name> -d` does.
+/// The lines `/fx/env` gets.
+fn mover(stage: &Stage) -> String {
+    let (home, cwd) = (format!("{MOVE}/home"), format!("{MOVE}/work"));
+    stage.mkdir(&cwd);
+    stage.mkdir(&format!("{home}/.claude/sessions"));
+    let project = claude_project_dir(Path::new(&cwd));
+    let first = format!(
+        r#"{{"type":"user","cwd":"{cwd}","sessionId":"{SID}","message":{{"role":"user","content":"move me"}}}}"#
+    );
+    stage.write(&format!("{home}/.claude/projects/{project}/{SID}.jsonl"), format!("{first}\n").as_bytes());
+    let zmx = "#!/bin/sh\n# The kernel test's fake zmx (tests/kernel/fixture.rs): records how it was run, then\n\
+               # posts the session's socket in the zmx registry and leaves it there.\n\
+               printf 'argv: %s\\ncwd: %s\\n' \"$*\" \"$(pwd)\" > \"/run/zmx.record.$2.tmp\"\n\
+               mv \"/run/zmx.record.$2.tmp\" \"/run/zmx.record.$2\"\n\
+               exec /bin/probe listen \"$XDG_RUNTIME_DIR/9p/zmx/$2\"\n";
+    let path = stage.write(MOVE_ZMX, zmx.as_bytes());
+    fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    format!("MOVE_HOME={home}\nMOVE_CWD={cwd}\nMOVE_SID={SID}\nMOVE_RUNTIME={MOVE_RUNTIME}\n")
 }
 
 /// The tree paths a home-relative disk path is served at (a directory may

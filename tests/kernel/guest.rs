@@ -1,12 +1,15 @@
 //! The guest: its initramfs, assembled in a staging directory and written
 //! as one newc archive, and its run under `qemu-system-x86_64`.
 //!
-//! The initramfs holds `/init` (`init.sh`), busybox, the 9agents binary
-//! this test run built with the shared libraries `ldd` names for it, the
-//! probe (`probe.c`, compiled `gcc -static`), the 9p modules and the
-//! fixture worlds. The guest has no network device, its kernel console is
-//! the serial port on qemu's stdio, and it powers itself off: qemu runs
-//! with `-no-reboot`, so a kernel panic ends the run as well.
+//! The initramfs holds an `/init` (the kernel test's is `init.sh`, the diod
+//! bench's `bench/diod/init.sh`), busybox, the binaries the run names with
+//! the shared libraries `ldd` names for them (the 9agents binary; the
+//! probe, `probe.c`, compiled `gcc -static`; diod's), the 9p modules and
+//! whatever the run staged: the fixture worlds. Both the kernel test and
+//! the bench include this file (and `kit.rs`, `cpio.rs`) with `#[path]`.
+//! The guest has no network device, its kernel console is the serial port
+//! on qemu's stdio, and it powers itself off: qemu runs with `-no-reboot`,
+//! so a kernel panic ends the run as well.
 //!
 //! KVM is used when `/dev/kvm` opens and works. "Works" is not something
 //! an open can tell (on our CI machine the device exists and a KVM guest
@@ -23,7 +26,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::cpio;
-use crate::fixture::Stage;
 use crate::kit::{run, Kit};
 
 /// The guest's memory: the initramfs (~40 MB) unpacks into it, and the
@@ -35,11 +37,10 @@ const GUEST_MEMORY_MIB: u32 = 1024;
 const GUEST_CPUS: u32 = 1;
 /// A KVM guest reaches `/init` in about a second; past this it is hung.
 const KVM_INIT_DEADLINE: Duration = Duration::from_secs(20);
-/// How long a whole run may take before the guest is called stuck. The
-/// checks take about 70 s under TCG on a 2-core machine while the heavy
-/// listings fail early, and should take about 6 minutes once they list
-/// whole (an `ls -l` entry costs about 3 ms).
-pub const RUN_DEADLINE: Duration = Duration::from_secs(900);
+/// How long the kernel test's run may take before the guest is called
+/// stuck: its checks take about 6 minutes under TCG on a 2-core machine,
+/// and twice that when the machine is busy.
+pub const RUN_DEADLINE: Duration = Duration::from_secs(1200);
 /// The line `/init` prints first.
 const INIT_LINE: &str = "9agents-guest: init at";
 /// The line `/init` prints last, before powering off.
@@ -52,16 +53,58 @@ pub enum Mode {
     Cmd(String),
 }
 
-/// Build the initramfs from `stage` (the fixture worlds already in it)
-/// into `out`.
-pub fn initramfs(stage: &Stage, kit: &Kit, bin: &Path, probe: &Path, mode: &Mode, out: &Path) -> Result<(), String> {
-    stage.write("/init", include_bytes!("init.sh"));
+impl Mode {
+    /// Tell the guest: `/fx/mode` holds `checks`, `shell` or `cmd`, and
+    /// `/fx/cmd` the command.
+    pub fn stage(&self, stage: &Stage) {
+        let (word, cmd) = match self {
+            Mode::Checks => ("checks", ""),
+            Mode::Shell => ("shell", ""),
+            Mode::Cmd(c) => ("cmd", c.as_str()),
+        };
+        stage.write("/fx/mode", word.as_bytes());
+        stage.write("/fx/cmd", cmd.as_bytes());
+    }
+}
+
+/// The initramfs's root on the host.
+pub struct Stage {
+    pub root: PathBuf,
+}
+
+impl Stage {
+    /// The host path of the guest path `guest`.
+    pub fn host(&self, guest: &str) -> PathBuf {
+        self.root.join(guest.trim_start_matches('/'))
+    }
+
+    pub fn write(&self, guest: &str, data: &[u8]) -> PathBuf {
+        let path = self.host(guest);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, data).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        path
+    }
+
+    pub fn mkdir(&self, guest: &str) -> PathBuf {
+        let path = self.host(guest);
+        fs::create_dir_all(&path).unwrap_or_else(|e| panic!("mkdir {}: {e}", path.display()));
+        path
+    }
+}
+
+/// Build the initramfs from `stage` (what the run needs already in it)
+/// into `out`: `init` as `/init`, the kit's busybox and modules, and each
+/// `(host path, guest path)` of `bins` with the shared libraries `ldd`
+/// names for it (none for a static one).
+pub fn initramfs(stage: &Stage, kit: &Kit, init: &[u8], bins: &[(&Path, &str)], out: &Path) -> Result<(), String> {
+    stage.write("/init", init);
     set_mode(&stage.host("/init"), 0o755);
     install(stage, &kit.busybox, "/bin/busybox")?;
-    install(stage, bin, "/bin/9agents")?;
-    install(stage, probe, "/bin/probe")?;
-    for lib in shared_libraries(bin)? {
-        install(stage, Path::new(&lib), &lib)?;
+    for (host, guest) in bins {
+        install(stage, host, guest)?;
+        for lib in shared_libraries(host)? {
+            install(stage, Path::new(&lib), &lib)?;
+        }
     }
     let mut order = String::new();
     for m in &kit.modules {
@@ -71,13 +114,6 @@ pub fn initramfs(stage: &Stage, kit: &Kit, bin: &Path, probe: &Path, mode: &Mode
         order.push('\n');
     }
     stage.write("/lib/modules/guest/order", order.as_bytes());
-    let (mode_word, cmd) = match mode {
-        Mode::Checks => ("checks", ""),
-        Mode::Shell => ("shell", ""),
-        Mode::Cmd(c) => ("cmd", c.as_str()),
-    };
-    stage.write("/fx/mode", mode_word.as_bytes());
-    stage.write("/fx/cmd", cmd.as_bytes());
     for dir in ["/proc", "/sys", "/dev", "/run", "/tmp", "/mnt"] {
         stage.mkdir(dir);
     }
@@ -103,9 +139,14 @@ fn set_mode(path: &Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// The absolute paths `ldd` says `bin` loads (the loader included).
+/// The absolute paths `ldd` says `bin` loads (the loader included); none
+/// for a statically linked one.
 fn shared_libraries(bin: &Path) -> Result<Vec<String>, String> {
-    let out = run(Command::new("ldd").arg(bin))?;
+    let out = match run(Command::new("ldd").arg(bin)) {
+        Ok(out) => out,
+        Err(e) if e.contains("not a dynamic executable") => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
     let libs: Vec<String> = out
         .lines()
         .filter_map(|l| {
@@ -168,7 +209,16 @@ pub struct Run {
 /// Boot the guest on `initrd` and collect its console until it powers off.
 /// `echo` gets each line as it arrives. In `Mode::Shell` the console is
 /// the test's own terminal and nothing is collected.
-pub fn boot(kit: &Kit, initrd: &Path, cache: &Path, mode: &Mode, echo: &dyn Fn(&str)) -> Result<Run, String> {
+/// The guest is killed if it has not powered off `deadline` after qemu
+/// started.
+pub fn boot(
+    kit: &Kit,
+    initrd: &Path,
+    cache: &Path,
+    mode: &Mode,
+    deadline: Duration,
+    echo: &dyn Fn(&str),
+) -> Result<Run, String> {
     let hangs = cache.join("kvm-hangs");
     let kvm = match std::env::var("NINEAGENTS_GUEST_ACCEL").as_deref() {
         Ok("kvm") => true,
@@ -182,7 +232,7 @@ pub fn boot(kit: &Kit, initrd: &Path, cache: &Path, mode: &Mode, echo: &dyn Fn(&
         return Ok(Run { lines, accel: accel(kvm), boot: Duration::ZERO, total: Duration::ZERO });
     }
     if kvm {
-        match collect(kit, initrd, "kvm", Some(KVM_INIT_DEADLINE), echo)? {
+        match collect(kit, initrd, "kvm", Some(KVM_INIT_DEADLINE), deadline, echo)? {
             Some(run) => return Ok(run),
             None => {
                 eprintln!("kernel test: a KVM guest did not reach /init in {KVM_INIT_DEADLINE:?}: using TCG (remembered in {})", hangs.display());
@@ -190,7 +240,7 @@ pub fn boot(kit: &Kit, initrd: &Path, cache: &Path, mode: &Mode, echo: &dyn Fn(&
             }
         }
     }
-    collect(kit, initrd, "tcg", None, echo)?.ok_or_else(|| "the TCG guest never reached /init".to_string())
+    collect(kit, initrd, "tcg", None, deadline, echo)?.ok_or_else(|| "the TCG guest never reached /init".to_string())
 }
 
 fn accel(kvm: bool) -> &'static str {
@@ -223,6 +273,7 @@ fn collect(
     initrd: &Path,
     accel: &'static str,
     init_deadline: Option<Duration>,
+    deadline: Duration,
     echo: &dyn Fn(&str),
 ) -> Result<Option<Run>, String> {
     let start = Instant::now();
@@ -251,7 +302,7 @@ fn collect(
     loop {
         let limit = match (boot, init_deadline) {
             (None, Some(d)) => d,
-            _ => RUN_DEADLINE,
+            _ => deadline,
         };
         let left = limit.checked_sub(start.elapsed()).unwrap_or_default();
         match rx.recv_timeout(left) {
@@ -266,7 +317,7 @@ fn collect(
             Err(mpsc::RecvTimeoutError::Timeout) if boot.is_none() && init_deadline.is_some() => return Ok(None),
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let tail = lines[lines.len().saturating_sub(30)..].join("\n");
-                return Err(format!("the guest ran past {RUN_DEADLINE:?} and was killed; its last lines:\n{tail}"));
+                return Err(format!("the guest ran past {deadline:?} and was killed; its last lines:\n{tail}"));
             }
         }
     }

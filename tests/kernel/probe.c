@@ -16,6 +16,26 @@
  *   probe hold N MNT REF      open MNT/f00000 .. MNT/f<N-1> all at once,
  *                             read each whole and compare it with the same
  *                             name under REF, then close them all
+ *   probe getfattr -d PATH    getfattr -d: every user.* attribute of PATH
+ *                             (listxattr, then getxattr of each) as
+ *                             NAME="VALUE", after a "# file:" line, and
+ *                             nothing when it has none; a failed call
+ *                             prints its errno and exits 1
+ *   probe getfattr -n NAME PATH  getxattr of NAME: its value, or the
+ *                             errno (getfattr's "No such attribute" is
+ *                             ENODATA) and exit 1
+ *   probe flock sh|ex PATH    flock(LOCK_SH or LOCK_EX | LOCK_NB) on PATH
+ *                             opened read-only: "ok" or the errno, or
+ *                             "HUNG" if the call has not returned in
+ *                             FLOCK_SECONDS (then exit 1)
+ *   probe put PATH TEXT       open PATH O_WRONLY (no O_TRUNC, no O_CREAT),
+ *                             write TEXT and a newline, close: "ok" or the
+ *                             failing call and its errno
+ *   probe listen PATH         bind and listen on a unix socket at PATH,
+ *                             detach (a new session, stdio closed) and
+ *                             stay until killed: a session posting itself
+ *   claude ...                (the probe run as "claude") pause until a
+ *                             signal ends it: an agent process to move
  *
  * Exit status: 0 when the operation did what was asked (for refuse: the
  * call was attempted; the caller judges the errno), 1 otherwise.
@@ -27,7 +47,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/xattr.h>
+#include <libgen.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -247,9 +273,133 @@ static int cmd_hold(long n, const char *mnt, const char *ref)
 	return 0;
 }
 
+/* The largest attribute list or value getfattr is asked for here. */
+#define XATTR_BYTES 65536
+
+static int cmd_getfattr_dump(const char *path)
+{
+	static char names[XATTR_BYTES], value[XATTR_BYTES];
+	ssize_t n = listxattr(path, names, sizeof names);
+	if (n < 0) {
+		printf("%s: listxattr: %s\n", path, errtext(errno));
+		return 1;
+	}
+	int header = 0;
+	for (ssize_t at = 0; at < n; at += strlen(names + at) + 1) {
+		const char *name = names + at;
+		if (strncmp(name, "user.", 5))
+			continue;
+		ssize_t v = getxattr(path, name, value, sizeof value - 1);
+		if (v < 0) {
+			printf("%s: getxattr %s: %s\n", path, name, errtext(errno));
+			return 1;
+		}
+		value[v] = 0;
+		if (!header++)
+			printf("# file: %s\n", path);
+		printf("%s=\"%s\"\n", name, value);
+	}
+	return 0;
+}
+
+static int cmd_getfattr_name(const char *name, const char *path)
+{
+	static char value[XATTR_BYTES];
+	ssize_t v = getxattr(path, name, value, sizeof value - 1);
+	if (v < 0) {
+		printf("%s: %s: %s\n", path, name, errtext(errno));
+		return 1;
+	}
+	value[v] = 0;
+	printf("%s=\"%s\"\n", name, value);
+	return 0;
+}
+
+/* A lock the server neither grants nor refuses must not hang the test. */
+#define FLOCK_SECONDS 10
+
+static void flock_hung(int sig)
+{
+	(void)sig;
+	static const char hung[] = "HUNG: flock had not returned after 10 s\n";
+	if (write(1, hung, sizeof hung - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static int cmd_flock(const char *kind, const char *path)
+{
+	int op = !strcmp(kind, "ex") ? LOCK_EX : LOCK_SH;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		printf("ERROR open %s: %s\n", path, errtext(errno));
+		return 1;
+	}
+	signal(SIGALRM, flock_hung);
+	alarm(FLOCK_SECONDS);
+	int rc = flock(fd, op | LOCK_NB);
+	int e = errno;
+	alarm(0);
+	printf("%s\n", rc == 0 ? "ok" : errtext(e));
+	if (rc == 0 && flock(fd, LOCK_UN) < 0) {
+		printf("ERROR unlock: %s\n", errtext(errno));
+		return 1;
+	}
+	if (close(fd) < 0) {
+		printf("ERROR close: %s\n", errtext(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_put(const char *path, const char *text)
+{
+	char line[PATH_BYTES];
+	int n = snprintf(line, sizeof line, "%s\n", text);
+	int fd = open(path, O_WRONLY);
+	if (fd < 0) {
+		printf("open: %s\n", errtext(errno));
+		return 0;
+	}
+	if (write(fd, line, n) != n) {
+		printf("write: %s\n", errtext(errno));
+		close(fd);
+		return 0;
+	}
+	printf("%s\n", close(fd) < 0 ? errtext(errno) : "ok");
+	return 0;
+}
+
+static int cmd_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || strlen(path) >= sizeof sa.sun_path) {
+		printf("ERROR socket %s: %s\n", path, errtext(errno));
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 8) < 0) {
+		printf("ERROR bind %s: %s\n", path, errtext(errno));
+		return 1;
+	}
+	if (fork() > 0)
+		_exit(0);
+	setsid();
+	int null = open("/dev/null", O_RDWR);
+	for (int i = 0; i < 3; i++)
+		dup2(null, i);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(basename(argv[0]), "claude")) {
+		for (;;)
+			pause();
+	}
 	if (argc == 3 && !strcmp(argv[1], "tree"))
 		return cmd_tree(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "count"))
@@ -260,6 +410,18 @@ int main(int argc, char **argv)
 		return cmd_refuse(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "hold"))
 		return cmd_hold(atol(argv[2]), argv[3], argv[4]);
-	fprintf(stderr, "usage: probe tree DIR | count DIR | stat PATH | refuse OP PATH [TO] | hold N MNT REF\n");
+	if (argc == 4 && !strcmp(argv[1], "getfattr") && !strcmp(argv[2], "-d"))
+		return cmd_getfattr_dump(argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "getfattr") && !strcmp(argv[2], "-n"))
+		return cmd_getfattr_name(argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "flock") && (!strcmp(argv[2], "sh") || !strcmp(argv[2], "ex")))
+		return cmd_flock(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "put"))
+		return cmd_put(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "listen"))
+		return cmd_listen(argv[2]);
+	fprintf(stderr, "usage: probe tree DIR | count DIR | stat PATH | refuse OP PATH [TO] | hold N MNT REF\n"
+			"       | getfattr -d PATH | getfattr -n NAME PATH | flock sh|ex PATH | put PATH TEXT\n"
+			"       | listen PATH\n");
 	return 2;
 }

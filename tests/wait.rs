@@ -455,3 +455,19 @@ fn a_transcript_replaced_by_a_new_file_is_watched_at_its_path() {
     append(&transcript, &chat_fakes::claude_user("appended to it", 701));
     assert_eq!(answer(&mut c, tag), format!("message {:08}-user\n", before + 1));
 }
+
+#[test]
+fn on_a_fixture_proc_a_parked_read_answers_a_message_appended_to_the_transcript() {
+    // The kernel test's light world: a fixture agent whose chat was read
+    // before its wait is opened.
+    let fx = Fixture::new();
+    let transcript = fx.claude(100, CLAUDE_SID);
+    let d = fixture_daemon(&fx);
+    let mut c = d.session(Dialect::P2000u);
+    let before = c.list("/active/claude/100/chat", 4, 8192).len();
+    open_wait(&mut c, "/active/claude/100/wait", 1);
+    let tag = send_read(&mut c, 1);
+    assert_parked(&mut c);
+    append(&transcript, &chat_fakes::claude_user("are you there?", 500));
+    assert_eq!(answer(&mut c, tag), format!("message {before:08}-user\n"));
+}

@@ -110,14 +110,15 @@ mnt() {
 }
 
 # status NAME LABEL: SIGUSR1 to daemon NAME, and its status line printed.
+# Its variables are its own (st_*): callers keep theirs.
 status() {
-    eval "pid=\$$1_PID"
-    before=$(grep -c '9agents status' "/run/$1.log")
-    kill -USR1 "$pid"
-    n=0
-    while [ "$(grep -c '9agents status' "/run/$1.log")" -le "$before" ] && [ $n -lt 100 ]; do
+    eval "st_pid=\$$1_PID"
+    st_before=$(grep -c '9agents status' "/run/$1.log")
+    kill -USR1 "$st_pid"
+    st_n=0
+    while [ "$(grep -c '9agents status' "/run/$1.log")" -le "$st_before" ] && [ $st_n -lt 100 ]; do
         sleep 0.05
-        n=$((n + 1))
+        st_n=$((st_n + 1))
     done
     echo "INFO $2: $(grep '9agents status' "/run/$1.log" | tail -n 1)"
 }
@@ -309,8 +310,9 @@ append() {
         n=$((n + 1))
     done
     if kill -0 "$head_pid" 2> /dev/null; then
+        status light "$t/wait"
         kill "$head_pid"
-        fail "$t/wait" "head -n 1 wait had not returned 10 s after the append"
+        fail "$t/wait" "head -n 1 wait had not returned 10 s after the append (it printed: $(head -c 100 /tmp/wait.out); parked: $(sed 's/.*9agents status: //' /tmp/parked.status); the daemon: $(grep -v '9agents status' /run/light.log | tail -n 3))"
     elif [ "$(cat /tmp/wait.out)" != "message $name" ]; then
         fail "$t/wait" "head -n 1 wait printed: $(head -c 200 /tmp/wait.out); want: message $name"
     else

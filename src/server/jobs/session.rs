@@ -115,8 +115,24 @@ pub(crate) struct Session {
     open: Option<u32>,
     g: Gather,
     /// A listing's looks at its transcripts, once the candidates are known.
-    looks: Option<(Vec<Rc<SessionKey>>, Batch)>,
+    looks: Option<Box<Looks>>,
 }
+
+/// Sessions a listing looks at, a slice at a time.
+struct Looks {
+    keys: Vec<Rc<SessionKey>>,
+    /// The next key whose look has not started, and the first of the
+    /// slice in flight.
+    next: usize,
+    batch_start: usize,
+    batch: Batch,
+    entries: Vec<Entry>,
+}
+
+/// Transcripts a listing looks at in one slice, and turns into entries in
+/// one turn of the loop: ten thousand sessions are ten slices, so another
+/// client's request waits behind one slice's work, not the listing's.
+const LOOK_SLICE: usize = 1024;
 
 enum What {
     List(Harness, u16),
@@ -133,11 +149,21 @@ impl Session {
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
-        if let Some((_, batch)) = &mut self.looks {
-            if let Err(step) = drive(batch, &mut cx.ops, ev) {
-                return step;
+        if let Some(l) = &mut self.looks {
+            if l.next > 0 || !l.batch.is_empty() {
+                if let Err(step) = drive(&mut l.batch, &mut cx.ops, ev) {
+                    return step;
+                }
+                l.absorb(cx);
+                if l.next < l.keys.len() {
+                    l.start_slice(cx);
+                    // One slice a turn: the next starts after this turn's replies.
+                    return JobStep::Yield;
+                }
+                return self.listed(cx);
             }
-            return self.listed(cx);
+            l.start_slice(cx);
+            return self.step(Event::Resume, cx);
         }
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
@@ -159,8 +185,8 @@ impl Session {
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {
-        if let Some((_, batch)) = self.looks {
-            batch.release(&mut cx.ops);
+        if let Some(l) = self.looks {
+            l.batch.release(&mut cx.ops);
         }
         self.g.release(cx);
     }
@@ -226,30 +252,29 @@ impl Session {
 
     /// The candidates are known: look at each transcript, through the ring.
     fn look(&mut self, cx: &mut Cx, h: Harness, found: Vec<sessions::Found>) -> JobStep {
-        let keys = remember(cx, h, found);
-        let mut batch = Batch::default();
-        for k in &keys {
-            let Some(b) = cx.tree.beneath(h, k.transcript.to_vec()) else { return fail(Error::NotFound) };
-            batch.push(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
+        if cx.tree.harness_base(h).is_none() {
+            return self.answer_list(cx, Vec::new());
         }
-        self.looks = Some((keys, batch));
-        self.step(Event::Resume, cx)
+        let keys = remember(cx, h, found);
+        if keys.is_empty() {
+            return self.answer_list(cx, Vec::new());
+        }
+        let entries = Vec::with_capacity(keys.len());
+        self.looks = Some(Box::new(Looks { keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
+        // The first slice starts next turn: the derivation had this one.
+        JobStep::Yield
     }
 
     /// Every look is back: a directory per transcript still there.
     fn listed(&mut self, cx: &mut Cx) -> JobStep {
-        let Some((keys, batch)) = self.looks.take() else { return fail(Error::NotFound) };
-        let What::List(_, dir) = self.what else { unreachable!("only a listing looks") };
-        let mut entries = Vec::with_capacity(keys.len());
-        for (key, p) in keys.into_iter().zip(&batch.probes) {
-            let Ok(m) = p.found() else { continue };
-            if !m.is_regular() || (m.is_hard_linked() && !cx.cfg.allow_hard_links) {
-                continue;
-            }
-            let mtime = m.mtime.clamp(0, u32::MAX as i64) as u32;
-            entries.push(cx.tree.entry(&Loc::Session { key, part: SPart::Dir }, &Attr::Dated(mtime), cx.agents));
-        }
-        batch.release(&mut cx.ops);
+        let Some(l) = self.looks.take() else { return fail(Error::NotFound) };
+        let mut entries = l.entries;
+        l.batch.release(&mut cx.ops);
+        self.answer_list(cx, std::mem::take(&mut entries))
+    }
+
+    fn answer_list(&self, cx: &Cx, mut entries: Vec<Entry>) -> JobStep {
+        let What::List(_, dir) = self.what else { unreachable!("only a listing lists") };
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         entries.dedup_by(|a, b| a.name == b.name);
         let qid = cx.tree.static_qid(dir);
@@ -308,6 +333,38 @@ impl Session {
             }
         }
         self.dir_reply(cx, &at(SPart::Dir), entries)
+    }
+}
+
+impl Looks {
+    /// Start the looks of the next slice of keys.
+    fn start_slice(&mut self, cx: &mut Cx) {
+        let end = (self.next + LOOK_SLICE).min(self.keys.len());
+        let mut batch = Batch::default();
+        for k in &self.keys[self.next..end] {
+            // The base is there (checked before): every key has a backing.
+            if let Some(b) = cx.tree.beneath(k.harness, k.transcript.to_vec()) {
+                batch.push(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
+            }
+        }
+        std::mem::replace(&mut self.batch, batch).release(&mut cx.ops);
+        self.batch_start = self.next;
+        self.next = end;
+    }
+
+    /// A slice's looks are back: an entry per transcript still there.
+    fn absorb(&mut self, cx: &mut Cx) {
+        let batch = std::mem::take(&mut self.batch);
+        for (key, p) in self.keys[self.batch_start..self.next].iter().zip(&batch.probes) {
+            let Ok(m) = p.found() else { continue };
+            if !m.is_regular() || (m.is_hard_linked() && !cx.cfg.allow_hard_links) {
+                continue;
+            }
+            let mtime = m.mtime.clamp(0, u32::MAX as i64) as u32;
+            let loc = Loc::Session { key: key.clone(), part: SPart::Dir };
+            self.entries.push(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents));
+        }
+        batch.release(&mut cx.ops);
     }
 }
 

@@ -144,7 +144,7 @@ fn claude_subagents_of_both_layouts_have_their_own_chats_here_and_under_active()
         r#"{{"type":"user","sessionId":"{sid}","message":{{"role":"user","content":"sub"}},"timestamp":"{}"}}"#,
         ts(2)
     );
-    fs::write(stem.join("subagents/agent-a1.jsonl"), lines(&[mine.clone()])).unwrap();
+    fs::write(stem.join("subagents/agent-a1.jsonl"), lines(std::slice::from_ref(&mine))).unwrap();
     fs::write(project.join("agent-b2.jsonl"), lines(&[mine.replace("sub", "old")])).unwrap();
     let other = mine.replace(&sid, &uuid(8));
     fs::write(project.join("agent-c3.jsonl"), lines(&[other])).unwrap();
@@ -173,9 +173,9 @@ fn a_codex_subagent_thread_is_under_its_parent_not_a_session_of_its_own() {
     w.scratch.home_file(&rel, &lines(&[meta, codex_message("user", "child task", 3)]));
     let d = w.daemon(&[]);
     let mut c = big(&d);
-    assert_eq!(listed(&mut c, "/sessions/codex"), [parent.clone()]);
+    assert_eq!(listed(&mut c, "/sessions/codex"), [parent.as_str()]);
     let dir = format!("/sessions/codex/{parent}/agents");
-    assert_eq!(listed(&mut c, &dir), [child.clone()]);
+    assert_eq!(listed(&mut c, &dir), [child.as_str()]);
     assert_eq!(chat(&mut c, &format!("{dir}/{child}/chat"))[0].1, b"child task\n");
 }
 
@@ -221,6 +221,6 @@ fn a_dsh_session_is_listed_without_a_chat_or_a_resume_form() {
     s.home_file(&format!(".dsh/sessions/session-{id}/session.jsonl.zstd"), b"\x28\xb5\x2f\xfd");
     let d = Daemon::start_in(&s, &[]);
     let mut c = big(&d);
-    assert_eq!(listed(&mut c, "/sessions/dsh"), [id.clone()]);
+    assert_eq!(listed(&mut c, "/sessions/dsh"), [id.as_str()]);
     assert_eq!(listed(&mut c, &format!("/sessions/dsh/{id}")), ["session", "transcript"]);
 }

@@ -43,7 +43,7 @@ pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Wa
     };
     match step {
         Step::Session(h, name) => {
-            if !crate::active::paths::is_session_id(name) {
+            if !crate::active::paths::is_session_id(name) || cx.tree.harness_base(h).is_none() {
                 return Some(None);
             }
             if let Some(key) = cx.tree.session_table().hint(h, name) {
@@ -196,6 +196,10 @@ impl Session {
         let (key, part) = match &self.what {
             What::List(h, _) => {
                 let h = *h;
+                // A harness with no root has no sessions (nothing to read).
+                if cx.tree.harness_base(h).is_none() {
+                    return Some(self.answer_list(cx, Vec::new()));
+                }
                 let found = match sessions::candidates(h, facts, needs)? {
                     Ok(f) => f,
                     Err(e) => return Some(fail(e)),

@@ -12,11 +12,17 @@ pub enum Harness {
     Omp,
     Hermes,
     Dsh,
+    /// pi (`~/.pi`), the harness omp forked: the same store, `agent/`.
+    Pi,
 }
 
 impl Harness {
     /// Every harness, in `--root` order; `index` is the position here.
-    pub const ALL: [Harness; 5] = [Harness::Claude, Harness::Codex, Harness::Omp, Harness::Hermes, Harness::Dsh];
+    pub const ALL: [Harness; 6] =
+        [Harness::Claude, Harness::Codex, Harness::Omp, Harness::Hermes, Harness::Dsh, Harness::Pi];
+
+    /// How many harnesses there are: the length of tables indexed by one.
+    pub const COUNT: usize = Harness::ALL.len();
 
     /// The harness's name: its directory under `/` and `/active`, its
     /// `--root` name, and the `argv[0]` basename that identifies it.
@@ -27,6 +33,7 @@ impl Harness {
             Harness::Omp => "omp",
             Harness::Hermes => "hermes",
             Harness::Dsh => "dsh",
+            Harness::Pi => "pi",
         }
     }
 

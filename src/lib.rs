@@ -21,5 +21,6 @@ pub mod post;
 pub mod proto;
 pub(crate) mod ring;
 pub mod server;
+pub(crate) mod sessions;
 pub(crate) mod sys;
 pub mod tree;

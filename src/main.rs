@@ -43,7 +43,7 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
   --fd N           serve one 9P session on the connected stream fd N, then exit
   --no-post        do not post under $XDG_RUNTIME_DIR/9p
   --name NAME      the posted name (default agents)
-  --root NAME=PATH pin a harness root (claude codex omp hermes dsh)
+  --root NAME=PATH pin a harness root (claude codex omp hermes dsh pi)
   --proc DIR       read processes from DIR instead of /proc
   --allow-move     let a write to /active/<h>/<pid>/zmx move that agent
   --zmx PATH       the zmx binary a move runs (default: zmx on PATH)

@@ -37,7 +37,7 @@ fn ls_lists_the_claude_agent_and_cat_serves_every_field_from_proc_and_its_regist
     let (agent, transcript) = w.claude();
     let d = w.daemon();
     let dir = format!("/active/claude/{}", agent.pid);
-    assert_eq!(lines(&w.client_ok(&d, "ls", "/active")), ["claude", "codex", "dsh", "hermes", "omp", "wait"]);
+    assert_eq!(lines(&w.client_ok(&d, "ls", "/active")), ["claude", "codex", "dsh", "hermes", "omp", "pi", "wait"]);
     assert!(lines(&w.client_ok(&d, "ls", "/active/claude")).contains(&agent.pid.to_string().as_str()));
     assert_eq!(lines(&w.client_ok(&d, "ls", &dir)), CLAUDE_ENTRIES);
     let cat = |field: &str| w.client_ok(&d, "cat", &format!("{dir}/{field}"));

@@ -32,7 +32,7 @@ pub(crate) struct Ctx {
     pub own_pid: u32,
     /// Each harness's base as the kernel spells it (resolved), to match
     /// the targets of fd links; `None` when it does not exist.
-    pub real_bases: [Option<Vec<u8>>; 5],
+    pub real_bases: [Option<Vec<u8>>; crate::harness::Harness::COUNT],
     /// `$HOME` and the temp dir, resolved (omp names its stores by them).
     pub home: Vec<u8>,
     pub tmp: Vec<u8>,
@@ -139,7 +139,7 @@ pub(crate) fn resolve(ctx: &Ctx, found: &Found, facts: &Facts, needs: &mut Vec<W
         let got = match via {
             Via::Registry => route_registry(found, facts, needs)?,
             Via::Fd => route_fd(ctx, h, found, facts, needs)?,
-            Via::Dir => route_omp_dir(ctx, cwd.as_deref(), facts, needs)?,
+            Via::Dir => route_omp_dir(ctx, h, cwd.as_deref(), facts, needs)?,
             Via::Lock => route_codex_lock(found, facts, needs)?,
             Via::None => None,
         };
@@ -240,7 +240,7 @@ fn route_fd(
                 .map(|i| (rollouts[i].id.to_vec(), rollouts[i].rel.to_vec()))
         }
         Harness::Dsh => dsh::fd_sessions(&refs, root).first().map(|s| (s.id.to_vec(), s.rel.to_vec())),
-        Harness::Omp => {
+        Harness::Omp | Harness::Pi => {
             let found_omp = omp::fd_transcripts(&refs, root);
             let mut dated = Vec::new();
             for t in &found_omp {
@@ -256,12 +256,13 @@ fn route_fd(
 
 fn route_omp_dir(
     ctx: &Ctx,
+    h: Harness,
     cwd: Option<&[u8]>,
     facts: &Facts,
     needs: &mut Vec<Want>,
 ) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
     let Some(cwd) = cwd else { return Some(None) };
-    let root = Root::Harness(Harness::Omp);
+    let root = Root::Harness(h);
     for store in omp::store_dirs(cwd, &ctx.home, &ctx.tmp) {
         let mut dir = b"agent/sessions/".to_vec();
         dir.extend_from_slice(&store);

@@ -65,7 +65,7 @@ pub fn read_head(harness: Harness, head: &[u8], tail: Option<&[u8]>) -> Option<H
     let mut reader: Box<dyn Reader> = match harness {
         Harness::Claude => Box::<ClaudeReader>::default(),
         Harness::Codex => Box::<CodexReader>::default(),
-        Harness::Omp => Box::<OmpReader>::default(),
+        Harness::Omp | Harness::Pi => Box::<OmpReader>::default(),
         Harness::Dsh | Harness::Hermes => return None,
     };
     for (i, record) in records(head, true).enumerate() {

@@ -55,7 +55,7 @@ pub(crate) fn routes(h: Harness) -> &'static [Via] {
     match h {
         Harness::Claude => &[Via::Registry],
         Harness::Codex => &[Via::Fd, Via::Lock],
-        Harness::Omp => &[Via::Fd, Via::Dir],
+        Harness::Omp | Harness::Pi => &[Via::Fd, Via::Dir],
         Harness::Dsh => &[Via::Fd],
         Harness::Hermes => &[],
     }

@@ -42,6 +42,7 @@ pub(crate) fn resume_argv(
         Harness::Codex => vec![b"codex", b"resume", session_id],
         Harness::Hermes => vec![b"hermes", b"--resume", session_id],
         Harness::Omp => vec![b"omp", b"--resume", transcript.ok_or(Error::NothingToResume)?],
+        Harness::Pi => vec![b"pi", b"--session", transcript.ok_or(Error::NothingToResume)?],
     };
     Ok(argv.into_iter().map(<[u8]>::to_vec).collect())
 }

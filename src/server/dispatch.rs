@@ -10,11 +10,11 @@
 
 use crate::errors::Error;
 use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, QTFILE};
-use crate::tree::{self, Attr, Loc, Part};
+use crate::tree::{self, Attr, Loc, Part, SPart};
 
 use super::conn::{Conn, Fid, Open, Opened, Phase};
 use super::dotl::Intent;
-use super::jobs::{self, Decided, Job};
+use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
 use super::watch::Reader;
 use super::world::World;
@@ -223,10 +223,22 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             return Ok(None);
         }
         Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),
+        Loc::Static(i) if w.tree.sessions_harness(i).is_some() => {
+            let h = w.tree.sessions_harness(i).expect("checked");
+            Job::Session(Box::new(jobs::session::Session::list(fid, h, i)))
+        }
         Loc::Static(i) => Job::Listing(Box::new(jobs::listing::Listing::new(fid, i))),
         Loc::Agent { slot, gen, part: Part::Wait } => Job::Wait(Wait::open(fid, slot, gen)),
-        Loc::Agent { slot, gen, part: part @ (Part::Chat | Part::ChatMsg(_)) } => {
-            Job::Chat(jobs::chat::ChatView::open(fid, slot, gen, part))
+        Loc::Agent { slot, gen, part: Part::Chat } => Job::Chat(ChatView::open(fid, ChatOf::Agent(slot, gen), None)),
+        Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {
+            Job::Chat(ChatView::open(fid, ChatOf::Agent(slot, gen), Some(id)))
+        }
+        Loc::Session { key, part: SPart::Chat } => Job::Chat(ChatView::open(fid, ChatOf::Session(key), None)),
+        Loc::Session { key, part: SPart::ChatMsg(id) } => {
+            Job::Chat(ChatView::open(fid, ChatOf::Session(key), Some(id)))
+        }
+        Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_) | SPart::Agents) } => {
+            Job::Session(Box::new(jobs::session::Session::node(Some(fid), key, part)))
         }
         Loc::Agent { slot, gen, part: part @ (Part::Dir | Part::Field(_)) } => {
             Job::Derive(Box::new(jobs::derive::Derive::open(fid, slot, gen, part)))
@@ -348,13 +360,20 @@ fn read_dir(
 fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
     let loc = w.tree.loc(f.node, &w.agents).ok_or(Error::NotFound)?;
-    let job = match loc {
+    let job = match loc.clone() {
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
         Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
         Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
             Some(Job::Derive(Box::new(jobs::derive::Derive::stat(slot, gen, part))))
         }
-        Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => Some(Job::Chat(jobs::chat::ChatView::stat(slot, gen, id))),
+        Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {
+            Some(Job::Chat(ChatView::stat(ChatOf::Agent(slot, gen), id)))
+        }
+        Loc::Session { key, part: SPart::ChatMsg(id) } => Some(Job::Chat(ChatView::stat(ChatOf::Session(key), id))),
+        Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_)) } => {
+            Some(Job::Session(Box::new(jobs::session::Session::node(None, key, part))))
+        }
+        Loc::Session { part: SPart::Chat | SPart::Agents, .. } => None,
         _ => Some(Job::Stat(Box::new(jobs::stat::Stat::new(loc.clone())))),
     };
     if job.is_some() {

@@ -186,7 +186,7 @@ impl Server {
             Step::Wait => {}
             Step::Yield => self.reqs.ready.push(id),
             Step::WaitScan => self.wait_scan(id),
-            Step::WaitChat { slot, gen, need } => self.wait_chat(id, slot, gen, need),
+            Step::WaitChat { of, need } => self.wait_chat(id, &of, need),
             Step::WaitObserve(agent) => self.wait_observe(id, agent),
             Step::WaitWatch(agent) => {
                 let reqs = &self.reqs;
@@ -319,9 +319,9 @@ impl Server {
     /// Park `id` until the chat index of agent (`slot`, `gen`) is fresh,
     /// sharing the refresh of its transcript with anyone else reading it;
     /// with `recent`, one that landed a moment ago will do.
-    fn wait_chat(&mut self, id: Id, slot: u32, gen: u32, need: Need) {
+    fn wait_chat(&mut self, id: Id, of: &super::jobs::ChatOf, need: Need) {
         let recent = need == Need::Recent;
-        let Some(refresh) = Refresh::for_agent(&self.world, slot, gen, need == Need::Watched) else {
+        let Some(refresh) = Refresh::for_chat(&self.world, of, need == Need::Watched) else {
             return self.step(id, Event::Refreshed(Err(Error::NotFound)));
         };
         let fresh = self

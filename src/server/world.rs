@@ -132,7 +132,7 @@ pub(crate) fn release_file(ring: &mut Ring<Token>, held: &mut Held, rc: Rc<Owned
 /// and cwd gives resolved paths).
 #[derive(Default)]
 pub(crate) struct RealPaths {
-    pub bases: [Option<Vec<u8>>; 5],
+    pub bases: [Option<Vec<u8>>; crate::harness::Harness::COUNT],
     pub home: Vec<u8>,
     pub tmp: Vec<u8>,
 }

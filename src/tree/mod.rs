@@ -22,11 +22,13 @@
 //! asks nothing of a table that may have moved on.
 
 pub(crate) mod paths;
+pub(crate) mod sessions;
 
 use std::borrow::Cow;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::active::agents::{Agents, Found};
@@ -38,7 +40,10 @@ use crate::proto::{Dialect, Getattr, Qid, Stat, DMDIR, GETATTR_BASIC, GETATTR_BT
 
 /// The block size an Rgetattr reports, the page a read is best made in.
 const GETATTR_BLKSIZE: u64 = 4096;
+use crate::sessions::SessionKey;
 use paths::{PathTable, Place};
+pub(crate) use sessions::SPart;
+use sessions::SessionTable;
 
 /// A node: a fid's handle on what it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,6 +54,9 @@ pub(crate) enum NodeId {
     Path { slot: u32, gen: u32 },
     /// A part of a live agent's directory (`Part::code`).
     Agent { slot: u32, gen: u32, part: u32 },
+    /// A part of a session's directory under `/sessions` (`SPart::code`):
+    /// a slot of the session table and its generation.
+    Session { slot: u32, gen: u32, part: u32 },
 }
 
 /// What of an agent's directory a node is.
@@ -135,7 +143,16 @@ impl Part {
 pub(crate) enum Loc {
     Static(u16),
     Mirror(Place),
-    Agent { slot: u32, gen: u32, part: Part },
+    Agent {
+        slot: u32,
+        gen: u32,
+        part: Part,
+    },
+    /// A part of a session's (or a subagent's) directory.
+    Session {
+        key: Rc<SessionKey>,
+        part: SPart,
+    },
 }
 
 /// What a stat of a node is built from.
@@ -147,6 +164,9 @@ pub(crate) enum Attr {
     Disk(Meta),
     /// Text the daemon derives: its length, its hash, its time.
     Text { len: u64, version: u32, mtime: u32 },
+    /// A directory the daemon makes up, dated (a session's: its
+    /// transcript's mtime).
+    Dated(u32),
 }
 
 /// One file's stat, owned: what a listing snapshots and a stat answers.
@@ -202,6 +222,8 @@ enum What {
     Fact(Fact),
     /// `/active/wait`: a read answers when the machine's agents change.
     Wait,
+    /// `/sessions/<harness>`: one directory per session on disk.
+    Sessions(Harness),
 }
 
 struct StaticNode {
@@ -214,7 +236,7 @@ const fn node(name: &'static str, parent: u16, what: What) -> StaticNode {
     StaticNode { name, parent, what }
 }
 
-use Harness::{Claude, Codex, Dsh, Hermes, Omp};
+use Harness::{Claude, Codex, Dsh, Hermes, Omp, Pi};
 
 /// The skeleton. Index 0 is `/`, its own parent. Children appear in the
 /// order listed, which is sorted by name so a listing is stable.
@@ -249,6 +271,17 @@ const STATIC: &[StaticNode] = &[
     node("hermes", 19, What::ActiveHarness(Hermes)),
     node("omp", 19, What::ActiveHarness(Omp)),
     node("wait", 19, What::Wait),
+    // 26: pi, as omp is served
+    node("pi", 0, What::Mount(Pi, "agent")),
+    node("pi", 8, What::Mount(Pi, "agent/skills")),
+    node("pi", 19, What::ActiveHarness(Pi)),
+    // 29: /sessions, and one directory per harness that keeps sessions
+    node("sessions", 0, What::Dir),
+    node("claude", 29, What::Sessions(Claude)),
+    node("codex", 29, What::Sessions(Codex)),
+    node("dsh", 29, What::Sessions(Dsh)),
+    node("omp", 29, What::Sessions(Omp)),
+    node("pi", 29, What::Sessions(Pi)),
 ];
 
 const ROOT: u16 = 0;
@@ -272,17 +305,18 @@ pub struct Tree {
     pid: u32,
     owner: Owner,
     /// Each harness's base directory, when one is configured.
-    bases: [Option<CString>; 5],
+    bases: [Option<CString>; crate::harness::Harness::COUNT],
     /// The `--proc` directory.
     proc_base: CString,
     paths: PathTable,
+    sessions: SessionTable,
     /// `--allow-move`: `zmx` is writable.
     allow_move: bool,
 }
 
 impl Tree {
     pub fn new(owner: Owner, roots: &[(Harness, PathBuf)], proc_dir: &std::path::Path, allow_move: bool) -> Self {
-        let mut bases: [Option<CString>; 5] = Default::default();
+        let mut bases: [Option<CString>; crate::harness::Harness::COUNT] = Default::default();
         for (h, path) in roots {
             bases[h.index()] = CString::new(path.as_os_str().as_bytes()).ok();
         }
@@ -295,6 +329,7 @@ impl Tree {
             bases,
             proc_base,
             paths: PathTable::default(),
+            sessions: SessionTable::default(),
             allow_move,
         }
     }
@@ -312,6 +347,9 @@ impl Tree {
                 agents.get(slot, gen)?;
                 Some(Loc::Agent { slot, gen, part: Part::from_code(part)? })
             }
+            NodeId::Session { slot, gen, part } => {
+                Some(Loc::Session { key: self.sessions.get(slot, gen)?.clone(), part: SPart::from_code(part)? })
+            }
         }
     }
 
@@ -325,26 +363,39 @@ impl Tree {
                 NodeId::Path { slot, gen }
             }
             Loc::Agent { slot, gen, part } => NodeId::Agent { slot: *slot, gen: *gen, part: part.code() },
+            Loc::Session { key, part } => {
+                let (slot, gen) = self.sessions.acquire_key(key);
+                NodeId::Session { slot, gen, part: part.code() }
+            }
         }
     }
 
     /// Another fid holds `node`.
     pub(crate) fn acquire(&mut self, node: NodeId) {
-        if let NodeId::Path { slot, gen } = node {
-            self.paths.acquire(slot, gen);
+        match node {
+            NodeId::Path { slot, gen } => self.paths.acquire(slot, gen),
+            NodeId::Session { slot, gen, .. } => self.sessions.acquire(slot, gen),
+            _ => {}
         }
     }
 
     /// A fid let go of `node`.
     pub(crate) fn release(&mut self, node: NodeId) {
-        if let NodeId::Path { slot, gen } = node {
-            self.paths.release(slot, gen);
+        match node {
+            NodeId::Path { slot, gen } => self.paths.release(slot, gen),
+            NodeId::Session { slot, gen, .. } => self.sessions.release(slot, gen),
+            _ => {}
         }
     }
 
     /// The places fids hold now (`paths`).
     pub(crate) fn paths_held(&self) -> usize {
-        self.paths.len()
+        self.paths.len() + self.sessions.len()
+    }
+
+    /// The session table's hints (`sessions::SessionTable::hint`).
+    pub(crate) fn session_table(&mut self) -> &mut SessionTable {
+        &mut self.sessions
     }
 
     /// `..` of `loc`: the place with its last name removed, or the mount's
@@ -367,6 +418,7 @@ impl Tree {
                 agent(*slot, *gen, Part::Sub(*i))
             }
             Loc::Agent { slot, gen, .. } => agent(*slot, *gen, Part::Dir),
+            Loc::Session { key, part } => session_parent(key, *part),
         }
     }
 
@@ -395,7 +447,7 @@ impl Tree {
     /// Is this a directory of the skeleton (as opposed to a file of it, or
     /// a mirror whose kind only the disk knows)?
     pub(crate) fn static_is_dir(&self, i: u16) -> bool {
-        matches!(STATIC[i as usize].what, What::Dir | What::HarnessDir(_) | What::ActiveHarness(_))
+        matches!(STATIC[i as usize].what, What::Dir | What::HarnessDir(_) | What::ActiveHarness(_) | What::Sessions(_))
     }
 
     /// The skeleton child `name` of static directory `d`, as a place.
@@ -432,6 +484,14 @@ impl Tree {
         }
     }
 
+    /// The harness `/sessions/<harness>` lists, if `i` is one.
+    pub(crate) fn sessions_harness(&self, i: u16) -> Option<Harness> {
+        match STATIC[i as usize].what {
+            What::Sessions(h) => Some(h),
+            _ => None,
+        }
+    }
+
     /// Whether `loc` is there: always (the skeleton, an agent's own
     /// parts), never (a harness with no base, a gone agent), or when the
     /// disk says so. A chat message and a subagent are there when their
@@ -442,6 +502,14 @@ impl Tree {
             Loc::Agent { slot, gen, .. } if agents.get(*slot, *gen).is_none() => Presence::Absent,
             Loc::Agent { part: Part::Dir | Part::Field(_) | Part::ChatMsg(_) | Part::Wait, .. } => Presence::Always,
             Loc::Agent { part: Part::Sub(_) | Part::SubModel(_), .. } => Presence::Always,
+            Loc::Session { part: SPart::Transcript, .. } => {
+                self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe)
+            }
+            Loc::Session { key, part: SPart::Chat } if crate::sessions::chat_format(key.harness).is_none() => {
+                Presence::Absent
+            }
+            Loc::Session { key, part: SPart::Agents } if key.harness == Harness::Dsh => Presence::Absent,
+            Loc::Session { .. } => Presence::Always,
             Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {
                 Some(_) => Presence::Always,
                 None => Presence::Absent,
@@ -486,7 +554,8 @@ impl Tree {
                 let main = a.session.as_ref()?.transcript.as_deref()?;
                 (a.found.harness, crate::active::derive::subagent_rel(main, a.subagents.get(*i as usize)?)?)
             }
-            Loc::Agent { .. } => return None,
+            Loc::Session { key, part: SPart::Transcript } => (key.harness, key.own_rel().to_vec()),
+            Loc::Agent { .. } | Loc::Session { .. } => return None,
         };
         self.beneath(h, rel)
     }
@@ -521,6 +590,11 @@ impl Tree {
                 agents.get(*slot, *gen).and_then(|a| a.subagents.get(*i as usize)).cloned().unwrap_or_default().into()
             }
             Loc::Agent { part: Part::ChatMsg(_), .. } => Cow::Borrowed(&[]),
+            Loc::Session { key, part: SPart::Dir } => match &key.sub {
+                Some(s) => s.name.to_vec().into(),
+                None => key.id.to_vec().into(),
+            },
+            Loc::Session { part, .. } => part.name().into(),
         }
     }
 
@@ -534,6 +608,10 @@ impl Tree {
                 let ty = if part.is_dir() { QTDIR } else { QTFILE };
                 let found = agents.get(*slot, *gen).map(|a| a.found);
                 Qid { ty, version: 0, path: agent_qid_path(found.as_ref(), *part) }
+            }
+            Loc::Session { key, part } => {
+                let ty = if part.is_dir() { QTDIR } else { QTFILE };
+                Qid { ty, version: 0, path: sessions::qid_path(key, *part) }
             }
             Loc::Mirror(_) => unreachable!("a mirror's qid comes from its meta"),
         }
@@ -582,7 +660,18 @@ impl Tree {
                 };
                 (self.static_qid(*i), mode, length, owned, uid, gid)
             }
-            (Loc::Agent { .. }, _) => (self.skeleton_qid(loc, agents), DMDIR | 0o555, 0, owned, uid, gid),
+            (Loc::Session { key, part }, Attr::Text { len, version, mtime }) => {
+                let qid = Qid { ty: QTFILE, version: *version, path: sessions::qid_path(key, *part) };
+                (qid, 0o444, *len, *mtime, uid, gid)
+            }
+            // A session's directory carries its transcript's mtime, so
+            // `ls -lt` lists the most recent first.
+            (Loc::Session { .. }, Attr::Dated(mtime)) => {
+                (self.skeleton_qid(loc, agents), DMDIR | 0o555, 0, *mtime, uid, gid)
+            }
+            (Loc::Agent { .. } | Loc::Session { .. }, _) => {
+                (self.skeleton_qid(loc, agents), DMDIR | 0o555, 0, owned, uid, gid)
+            }
             (Loc::Mirror(_), _) => unreachable!("a mirror is stat'd from its meta"),
         };
         let d_type = if mode & DMDIR != 0 { libc::DT_DIR } else { libc::DT_REG };
@@ -693,6 +782,28 @@ pub(crate) fn active_dir(harness: Harness) -> u16 {
     (0..STATIC.len())
         .find(|&i| matches!(STATIC[i].what, What::ActiveHarness(h) if h == harness))
         .expect("every harness has an /active directory") as u16
+}
+
+/// The index of `/sessions/<harness>`, if the harness keeps sessions.
+pub(crate) fn sessions_dir(harness: Harness) -> Option<u16> {
+    (0..STATIC.len()).find(|&i| matches!(STATIC[i].what, What::Sessions(h) if h == harness)).map(|i| i as u16)
+}
+
+/// The index of `/sessions`.
+pub(crate) const SESSIONS: u16 = 29;
+
+/// `..` of a session's node: its directory, a subagent's `agents/` (the
+/// running agent's, where the walk came from one), or `/sessions/<h>`.
+fn session_parent(key: &Rc<SessionKey>, part: SPart) -> Loc {
+    let at = |key: Rc<SessionKey>, part| Loc::Session { key, part };
+    match (part, &key.sub, key.agent) {
+        (SPart::ChatMsg(_), ..) => at(key.clone(), SPart::Chat),
+        (SPart::Dir, Some(_), Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Agents },
+        (SPart::Dir, Some(_), None) => at(Rc::new(key.main()), SPart::Agents),
+        (SPart::Dir, None, _) => Loc::Static(sessions_dir(key.harness).unwrap_or(SESSIONS)),
+        (_, Some(_), Some((slot, gen, i))) => Loc::Agent { slot, gen, part: Part::Sub(i) },
+        _ => at(key.clone(), SPart::Dir),
+    }
 }
 
 /// Does this agent have a `chat/`: a claude or codex session with a

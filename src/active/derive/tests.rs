@@ -35,14 +35,18 @@ const ROUNDS_MAX: usize = 32;
 type Log = Vec<(Want, Result<Fact, i32>)>;
 
 /// Run a derivation to its answer, fetching what it wants from the disk.
-fn run<T>(proc_dir: &Path, harness_bases: &[PathBuf; 5], f: impl FnMut(&Facts, &mut Vec<Want>) -> Option<T>) -> T {
+fn run<T>(
+    proc_dir: &Path,
+    harness_bases: &[PathBuf; Harness::COUNT],
+    f: impl FnMut(&Facts, &mut Vec<Want>) -> Option<T>,
+) -> T {
     run_logged(proc_dir, harness_bases, f).0
 }
 
 /// `run`, and every want it fetched with its answer, in order.
 fn run_logged<T>(
     proc_dir: &Path,
-    harness_bases: &[PathBuf; 5],
+    harness_bases: &[PathBuf; Harness::COUNT],
     mut f: impl FnMut(&Facts, &mut Vec<Want>) -> Option<T>,
 ) -> (T, Log) {
     let mut facts = Facts::default();
@@ -63,7 +67,7 @@ fn run_logged<T>(
 }
 
 /// One want answered from the disk, as the server's gatherer would.
-fn fetch(proc_dir: &Path, harness_bases: &[PathBuf; 5], want: &Want) -> Result<Fact, i32> {
+fn fetch(proc_dir: &Path, harness_bases: &[PathBuf; Harness::COUNT], want: &Want) -> Result<Fact, i32> {
     let (Want::Bytes { root, rel, .. }
     | Want::Tail { root, rel, .. }
     | Want::List { root, rel }
@@ -192,7 +196,7 @@ struct World {
     root: PathBuf,
     proc: PathBuf,
     home: PathBuf,
-    bases: [PathBuf; 5],
+    bases: [PathBuf; Harness::COUNT],
 }
 
 impl World {

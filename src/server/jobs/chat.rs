@@ -15,14 +15,13 @@ use crate::chat::pool::{ChatRef, Entry as ChatEntry};
 use crate::errors::Error;
 use crate::meta::QID_PATH_SYNTHETIC;
 use crate::proto::{Qid, QTFILE};
-use crate::tree::{agent_qid_path, Attr, Entry, Loc, Part};
+use crate::tree::{agent_qid_path, Attr, Entry, Loc, Part, SPart};
 
 use super::super::conn::Opened;
-use super::cx::{fail, Cx, Event, Need, Reply, Step};
+use super::cx::{fail, ChatOf, Cx, Event, Need, Reply, Step};
 
 pub(crate) struct ChatView {
-    slot: u32,
-    gen: u32,
+    of: ChatOf,
     what: What,
 }
 
@@ -33,16 +32,17 @@ enum What {
 }
 
 impl ChatView {
-    pub(crate) fn stat(slot: u32, gen: u32, id: u32) -> ChatView {
-        ChatView { slot, gen, what: What::Stat(id) }
+    pub(crate) fn stat(of: ChatOf, id: u32) -> ChatView {
+        ChatView { of, what: What::Stat(id) }
     }
 
-    pub(crate) fn open(fid: u32, slot: u32, gen: u32, part: Part) -> ChatView {
-        let what = match part {
-            Part::ChatMsg(id) => What::OpenMsg(fid, id),
-            _ => What::OpenList(fid),
+    /// An open of `chat/` (`msg` `None`) or of message `msg`.
+    pub(crate) fn open(fid: u32, of: ChatOf, msg: Option<u32>) -> ChatView {
+        let what = match msg {
+            Some(id) => What::OpenMsg(fid, id),
+            None => What::OpenList(fid),
         };
-        ChatView { slot, gen, what }
+        ChatView { of, what }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
@@ -51,16 +51,18 @@ impl ChatView {
             Event::Refreshed(Err(e)) => return fail(e),
             _ => {
                 let need = if matches!(self.what, What::OpenList(_)) { Need::Now } else { Need::Recent };
-                return Step::WaitChat { slot: self.slot, gen: self.gen, need };
+                return Step::WaitChat { of: self.of.clone(), need };
             }
         };
-        let found = cx.agents.get(self.slot, self.gen).map(|a| a.found);
-        let (Some(found), Some(e)) = (found, cx.chats.get(r)) else { return fail(Error::NotFound) };
-        Step::Answer(match self.what {
-            What::Stat(id) => {
-                msg_entry(cx, self.slot, self.gen, e, id).map(|e| Reply::Stat(e, None)).ok_or(Error::NotFound)
+        if let ChatOf::Agent(slot, gen) = self.of {
+            if cx.agents.get(slot, gen).is_none() {
+                return fail(Error::NotFound);
             }
-            What::OpenMsg(fid, id) => msg_qid(Some(&found), e, id)
+        }
+        let Some(e) = cx.chats.get(r) else { return fail(Error::NotFound) };
+        Step::Answer(match self.what {
+            What::Stat(id) => msg_entry(cx, &self.of, e, id).map(|e| Reply::Stat(e, None)).ok_or(Error::NotFound),
+            What::OpenMsg(fid, id) => msg_qid(cx, &self.of, e, id)
                 .map(|qid| Reply::Open { fid, qid, opened: Opened::Chat { entry: r, id } })
                 .ok_or(Error::NotFound),
             What::OpenList(_) if e.index.full() => Err(Error::ChatTooLong),
@@ -71,35 +73,48 @@ impl ChatView {
 
     fn listing(&self, cx: &Cx, fid: u32, r: ChatRef) -> Reply {
         let e = cx.chats.get(r).expect("looked up by the caller");
-        let entries: Vec<Entry> =
-            (0..e.index.len() as u32).filter_map(|id| msg_entry(cx, self.slot, self.gen, e, id)).collect();
-        let qid = cx.tree.skeleton_qid(&Loc::Agent { slot: self.slot, gen: self.gen, part: Part::Chat }, cx.agents);
+        let entries: Vec<Entry> = (0..e.index.len() as u32).filter_map(|id| msg_entry(cx, &self.of, e, id)).collect();
+        let qid = cx.tree.skeleton_qid(&chat_loc(&self.of, None), cx.agents);
         Reply::Open { fid, qid, opened: Opened::Dir(Rc::new(entries)) }
     }
 }
 
-/// A message's qid: a file of the agent's; messages never change once
-/// whole, so its version is a hash of what identifies its text (its size
-/// and time).
-pub(crate) fn msg_qid(found: Option<&Found>, e: &ChatEntry, id: u32) -> Option<Qid> {
+/// The node of `chat/` (`msg` `None`) or of one of its messages.
+pub(crate) fn chat_loc(of: &ChatOf, msg: Option<u32>) -> Loc {
+    match (of, msg) {
+        (ChatOf::Agent(slot, gen), None) => Loc::Agent { slot: *slot, gen: *gen, part: Part::Chat },
+        (ChatOf::Agent(slot, gen), Some(id)) => Loc::Agent { slot: *slot, gen: *gen, part: Part::ChatMsg(id) },
+        (ChatOf::Session(key), None) => Loc::Session { key: key.clone(), part: SPart::Chat },
+        (ChatOf::Session(key), Some(id)) => Loc::Session { key: key.clone(), part: SPart::ChatMsg(id) },
+    }
+}
+
+/// A message's qid: a file of the agent's or the session's; messages never
+/// change once whole, so its version is a hash of what identifies its text
+/// (its size and time).
+pub(crate) fn msg_qid(cx: &Cx, of: &ChatOf, e: &ChatEntry, id: u32) -> Option<Qid> {
     let info = e.index.info(id as usize)?;
     let mut key = [0u8; 12];
     key[..8].copy_from_slice(&info.size.to_le_bytes());
     key[8..].copy_from_slice(&info.time.to_le_bytes());
     let version = wyhash::wyhash(&key, 0xc4a7) as u32;
-    let path = agent_qid_path(found, Part::ChatMsg(id));
+    let path = match of {
+        ChatOf::Agent(slot, gen) => {
+            let found: Option<Found> = cx.agents.get(*slot, *gen).map(|a| a.found);
+            agent_qid_path(found.as_ref(), Part::ChatMsg(id))
+        }
+        ChatOf::Session(key) => crate::tree::sessions::qid_path(key, SPart::ChatMsg(id)),
+    };
     debug_assert!(path & QID_PATH_SYNTHETIC != 0);
     Some(Qid { ty: QTFILE, version, path })
 }
 
 /// A message's stat entry: its name, size and time from the index.
-fn msg_entry(cx: &Cx, slot: u32, gen: u32, e: &ChatEntry, id: u32) -> Option<Entry> {
+fn msg_entry(cx: &Cx, of: &ChatOf, e: &ChatEntry, id: u32) -> Option<Entry> {
     let info = e.index.info(id as usize)?;
-    let found = cx.agents.get(slot, gen).map(|a| a.found);
-    let qid = msg_qid(found.as_ref(), e, id)?;
+    let qid = msg_qid(cx, of, e, id)?;
     let mut name = Vec::new();
     e.index.name(id as usize, &mut name);
     let attr = Attr::Text { len: info.size, version: qid.version, mtime: info.time };
-    let loc = Loc::Agent { slot, gen, part: Part::ChatMsg(id) };
-    Some(cx.tree.entry_named(name.into_boxed_slice(), &loc, &attr, cx.agents))
+    Some(cx.tree.entry_named(name.into_boxed_slice(), &chat_loc(of, Some(id)), &attr, cx.agents))
 }

@@ -53,7 +53,7 @@ pub(crate) enum Step {
     /// Park it until the next scan of the agents has landed.
     WaitScan,
     /// Park it until the agent's chat index is as fresh as it `need`s.
-    WaitChat { slot: u32, gen: u32, need: Need },
+    WaitChat { of: ChatOf, need: Need },
     /// Park it until an observation of the agent (its status, whether it
     /// lives) has landed on its watch, sharing one with every other reader.
     WaitObserve(AgentKey),
@@ -64,6 +64,15 @@ pub(crate) enum Step {
     Answer(Result<Reply, Error>),
     /// A job of the daemon's own is over; its waiters are woken with this.
     Finished(Wake),
+}
+
+/// Whose chat a job waits for: a running agent's, or a session's (or a
+/// subagent's) on disk. Both name a transcript, and the pool keys its
+/// index by the file, so the two share one index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ChatOf {
+    Agent(u32, u32),
+    Session(std::rc::Rc<crate::sessions::SessionKey>),
 }
 
 /// How fresh a chat index a job needs (`Step::WaitChat`).

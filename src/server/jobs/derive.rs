@@ -191,6 +191,7 @@ impl Derive {
             entries.push(cx.tree.entry(&self.loc(Part::SubModel(i)), &text_attr(cx, &line(&model)), cx.agents));
         }
         entries.push(cx.tree.entry(&self.loc(Part::SubTranscript(i)), &Attr::Disk(meta), cx.agents));
+        entries.extend(super::session::agent_sub_chat(cx, self.slot, self.gen, i));
         Some(Ok(self.dir_reply(cx, Part::Sub(i), entries)))
     }
 }

@@ -29,6 +29,7 @@
 //! | `moves.rs` | a Twrite to `zmx`: the move | Rwrite |
 //! | `wait.rs` | an open or read of an agent's `wait`: parks until the agent changes | Ropen, Rread |
 //! | `wait_all.rs` | the same for `/active/wait` | Ropen, Rread |
+//! | `session.rs` | a listing of `/sessions/<h>`, a session's directory, fields, `agents/` | Rstat, Ropen |
 
 pub(crate) mod chat;
 pub(crate) mod chat_read;
@@ -42,12 +43,13 @@ pub(crate) mod open;
 pub(crate) mod read;
 pub(crate) mod refresh;
 pub(crate) mod scan;
+pub(crate) mod session;
 pub(crate) mod stat;
 pub(crate) mod wait;
 pub(crate) mod wait_all;
 pub(crate) mod walk;
 
-pub(crate) use cx::{Cx, Event, Need, Reply, Step, Wake};
+pub(crate) use cx::{ChatOf, Cx, Event, Need, Reply, Step, Wake};
 
 /// What a check step decided (`dispatch`, `dotl`): answered already
 /// (`None`), a job to park, or a refusal.
@@ -69,6 +71,7 @@ pub(crate) enum Job {
     Wait(wait::Wait),
     Observe(Box<observe::Observe>),
     WaitAll(Box<wait_all::WaitAll>),
+    Session(Box<session::Session>),
 }
 
 impl Job {
@@ -88,6 +91,7 @@ impl Job {
             Job::Wait(j) => j.step(ev, cx),
             Job::Observe(j) => j.step(ev, cx),
             Job::WaitAll(j) => j.step(ev, cx),
+            Job::Session(j) => j.step(ev, cx),
         }
     }
 
@@ -110,6 +114,7 @@ impl Job {
             Job::Wait(j) => j.release(cx),
             Job::Observe(j) => j.release(cx),
             Job::WaitAll(j) => j.release(cx),
+            Job::Session(j) => j.release(cx),
         }
     }
 

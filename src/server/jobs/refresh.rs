@@ -31,7 +31,7 @@ use crate::tree::{Backing, Loc, Part};
 
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::super::world::{release_file, World};
-use super::cx::{drive, Cx, Event, Step, Wake};
+use super::cx::{drive, ChatOf, Cx, Event, Step, Wake};
 
 /// Bytes of transcript one indexing slice reads and feeds: the longest
 /// another client's request can wait behind indexing (about 0.1 ms at the
@@ -85,17 +85,26 @@ enum Stage {
 }
 
 impl Refresh {
-    /// The refresh of agent (`slot`, `gen`)'s transcript, if it has one
-    /// with a chat.
-    /// The refresh of an agent's chat; `watched` for a `wait` reader's
-    /// (`Pool::entry`).
-    pub(crate) fn for_agent(w: &World, slot: u32, gen: u32, watched: bool) -> Option<Refresh> {
-        let format = crate::tree::chat_format(&w.agents, slot, gen)?;
-        let a = w.agents.get(slot, gen)?;
-        let rel = a.session.as_ref()?.transcript.clone()?;
-        let backing = w.tree.backing(&Loc::Agent { slot, gen, part: Part::Transcript }, &w.agents)?;
+    /// The refresh of an agent's or a session's transcript, if it has one
+    /// with a chat; `watched` for a `wait` reader's (`Pool::entry`).
+    pub(crate) fn for_chat(w: &World, of: &ChatOf, watched: bool) -> Option<Refresh> {
+        let (format, key, backing) = match of {
+            ChatOf::Agent(slot, gen) => {
+                let (slot, gen) = (*slot, *gen);
+                let format = crate::tree::chat_format(&w.agents, slot, gen)?;
+                let a = w.agents.get(slot, gen)?;
+                let rel = a.session.as_ref()?.transcript.clone()?;
+                let backing = w.tree.backing(&Loc::Agent { slot, gen, part: Part::Transcript }, &w.agents)?;
+                (format, (a.found.harness, rel), backing)
+            }
+            ChatOf::Session(k) => {
+                let format = crate::sessions::chat_format(k.harness)?;
+                let backing = w.tree.beneath(k.harness, k.own_rel().to_vec())?;
+                (format, (k.harness, k.own_rel().to_vec()), backing)
+            }
+        };
         Some(Refresh {
-            key: (a.found.harness, rel),
+            key,
             backing,
             format,
             stage: Stage::Open(Batch::default()),

@@ -111,7 +111,7 @@ impl Wait {
         (e.seq, e.seen) = (seen.seq, Some(seen.clone()));
         let (slot, gen) = e.agent;
         if seen.alive && chat_format(cx.agents, slot, gen).is_some() {
-            return Step::WaitChat { slot, gen, need: Need::Watched };
+            return Step::WaitChat { of: super::ChatOf::Agent(slot, gen), need: Need::Watched };
         }
         self.chat_known(cx, None)
     }
@@ -131,7 +131,7 @@ impl Wait {
             // an entry past the cap; this one's own may.
             Err(Error::ChatsBusy) if !e.asked_again => {
                 e.asked_again = true;
-                Step::WaitChat { slot: e.agent.0, gen: e.agent.1, need: Need::Watched }
+                Step::WaitChat { of: super::ChatOf::Agent(e.agent.0, e.agent.1), need: Need::Watched }
             }
             Err(err) => fail(err),
         }

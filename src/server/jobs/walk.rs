@@ -16,12 +16,13 @@ use crate::chat::pool::ChatRef;
 use crate::errors::Error;
 use crate::exclude;
 use crate::proto::Qid;
-use crate::tree::{Loc, Part, Presence};
+use crate::sessions::{SField, SessionKey};
+use crate::tree::{Loc, Part, Presence, SPart};
 
 use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::chat;
 use super::cx::drive;
-use super::cx::{Cx, Event, Need, Reply, Step};
+use super::cx::{ChatOf, Cx, Event, Need, Reply, Step};
 use super::gather::{Fetch, Gather};
 
 pub(crate) struct Walk {
@@ -58,6 +59,12 @@ enum Pending {
     Sub(u32, u32, Vec<u8>),
     /// `agents/<name>/model`: there when its transcript names a model.
     SubModel(u32, u32, u32),
+    /// `/sessions/<h>/<id>`: there when a listing finds it.
+    Session(crate::harness::Harness, Vec<u8>),
+    /// A session's field: there when its derivation says so.
+    SessionField(std::rc::Rc<SessionKey>, SField),
+    /// A session's `agents/<name>`.
+    SessionSub(std::rc::Rc<SessionKey>, Vec<u8>),
 }
 
 /// What the walk's next name names.
@@ -142,6 +149,9 @@ impl Walk {
                 Loc::Agent { slot, gen, part: Part::SubModel(i) } => {
                     return self.start_derive(cx, Pending::SubModel(slot, gen, i));
                 }
+                Loc::Session { key, part: SPart::Field(f) } => {
+                    return self.start_derive(cx, Pending::SessionField(key, f));
+                }
                 _ => {}
             }
             match cx.tree.presence(&next, cx.agents) {
@@ -160,6 +170,7 @@ impl Walk {
                     self.cur_is_dir = match next {
                         Loc::Static(i) => cx.tree.static_is_dir(i),
                         Loc::Agent { part, .. } => part.is_dir(),
+                        Loc::Session { part, .. } => part.is_dir(),
                         Loc::Mirror(_) => unreachable!("a mirror is probed"),
                     };
                     self.cur = next;
@@ -176,6 +187,10 @@ impl Walk {
             return Next::To(cx.tree.parent(&self.cur, cx.agents));
         }
         let found = match self.cur.clone() {
+            Loc::Static(d) if cx.tree.sessions_harness(d).is_some() => {
+                let h = cx.tree.sessions_harness(d).expect("checked");
+                return Next::Derive(Pending::Session(h, name));
+            }
             Loc::Static(d) => match cx.tree.active_harness(d) {
                 None => cx.tree.static_child(d, &name),
                 Some(h) => match parse_pid(&name).and_then(|pid| cx.agents.find(h, pid)) {
@@ -198,38 +213,47 @@ impl Walk {
             Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {
                 b"model" => Some(Loc::Agent { slot, gen, part: Part::SubModel(i) }),
                 b"transcript" => Some(Loc::Agent { slot, gen, part: Part::SubTranscript(i) }),
+                b"chat" => super::session::agent_sub_key(cx, slot, gen, i)
+                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Chat }),
                 _ => None,
             },
-            Loc::Agent { slot, gen, part: Part::Chat } => return self.next_message(cx, slot, gen, &name),
+            Loc::Agent { slot, gen, part: Part::Chat } => {
+                return self.next_message(cx, ChatOf::Agent(slot, gen), &name)
+            }
             Loc::Agent { .. } => None,
+            Loc::Session { key, part: SPart::Dir } => {
+                SPart::child(&name, key.sub.is_some()).map(|part| Loc::Session { key, part })
+            }
+            Loc::Session { key, part: SPart::Agents } => return Next::Derive(Pending::SessionSub(key, name)),
+            Loc::Session { key, part: SPart::Chat } => return self.next_message(cx, ChatOf::Session(key), &name),
+            Loc::Session { .. } => None,
         };
         found.map_or(Next::Missing, Next::To)
     }
 
     /// A name in `chat/`: the index (made fresh first) says which message.
-    fn next_message(&mut self, cx: &mut Cx, slot: u32, gen: u32, name: &[u8]) -> Next {
+    fn next_message(&mut self, cx: &mut Cx, of: ChatOf, name: &[u8]) -> Next {
         let entry = match self.chat {
             None => {
                 let need = if self.chat_forced { Need::Now } else { Need::Recent };
-                return Next::Stop(Step::WaitChat { slot, gen, need });
+                return Next::Stop(Step::WaitChat { of, need });
             }
             Some(Err(e)) if self.qids.is_empty() => return Next::Stop(Step::Answer(Err(e))),
             Some(Err(_)) => return Next::Missing,
             Some(Ok(r)) => r,
         };
-        let found = cx.agents.get(slot, gen).map(|a| a.found);
         let Some(id) = cx.chats.get(entry).and_then(|e| e.index.lookup(name)) else {
             if self.chat_forced {
                 return Next::Missing;
             }
             // A recent index lacks it: it may be new, so look afresh.
             (self.chat, self.chat_forced) = (None, true);
-            return Next::Stop(Step::WaitChat { slot, gen, need: Need::Now });
+            return Next::Stop(Step::WaitChat { of, need: Need::Now });
         };
         let Some(e) = cx.chats.get(entry) else { return Next::Missing };
-        let Some(qid) = chat::msg_qid(found.as_ref(), e, id as u32) else { return Next::Missing };
+        let Some(qid) = chat::msg_qid(cx, &of, e, id as u32) else { return Next::Missing };
         self.qids.push(qid);
-        self.cur = Loc::Agent { slot, gen, part: Part::ChatMsg(id as u32) };
+        self.cur = chat::chat_loc(&of, Some(id as u32));
         self.cur_is_dir = false;
         Next::Took
     }
@@ -284,7 +308,11 @@ impl Walk {
             g.release(cx);
             let Some((loc, qid)) = got else { return self.end() };
             self.qids.push(qid);
-            self.cur_is_dir = matches!(loc, Loc::Agent { part, .. } if part.is_dir());
+            self.cur_is_dir = match &loc {
+                Loc::Agent { part, .. } => part.is_dir(),
+                Loc::Session { part, .. } => part.is_dir(),
+                _ => false,
+            };
             self.cur = loc;
             return self.advance(cx);
         }
@@ -312,6 +340,9 @@ fn derive_pending(
 ) -> Option<Option<(Loc, Qid)>> {
     let (slot, gen) = match pending {
         Pending::Field(s, g, _) | Pending::Sub(s, g, _) | Pending::SubModel(s, g, _) => (*s, *g),
+        Pending::Session(..) | Pending::SessionField(..) | Pending::SessionSub(..) => {
+            return super::session::walk_to(cx, pending_session(pending), &g.facts, needs);
+        }
     };
     let Some(agent) = cx.agents.get(slot, gen) else { return Some(None) };
     let (found, session) = (agent.found, agent.session.clone());
@@ -326,6 +357,7 @@ fn derive_pending(
             let i = names.contains(name).then(|| cx.agents.get_mut(slot, gen)?.subagent_index(name)).flatten();
             i.map(|i| (loc(Part::Sub(i)), cx.tree.skeleton_qid(&loc(Part::Sub(i)), cx.agents)))
         }
+        Pending::Session(..) | Pending::SessionField(..) | Pending::SessionSub(..) => unreachable!("derived above"),
         Pending::SubModel(_, _, i) => {
             let name = agent.subagents.get(*i as usize).cloned().unwrap_or_default();
             let model = active::subagent_model(&found, session.as_ref(), &name, &g.facts, needs)?;
@@ -335,6 +367,17 @@ fn derive_pending(
             })
         }
     })
+}
+
+/// The session step a pending one is.
+fn pending_session(p: &Pending) -> super::session::Step<'_> {
+    use super::session::Step as S;
+    match p {
+        Pending::Session(h, name) => S::Session(*h, name),
+        Pending::SessionField(key, f) => S::Field(key, *f),
+        Pending::SessionSub(key, name) => S::Sub(key, name),
+        _ => unreachable!("only session steps"),
+    }
 }
 
 /// A pid as /proc spells it: decimal, no sign, no leading zero.

@@ -1,0 +1,383 @@
+//! `/sessions`: a listing of a harness's sessions, and a session's own
+//! files (its directory, fields and `agents/`), for a stat or an open.
+//!
+//! A listing of `/sessions/<h>` runs the harness's derivation
+//! (`sessions::candidates`) over facts gathered through the ring — the
+//! directories of its store, and for codex each rollout's first record —
+//! and then looks at every transcript found (one probe each, at most
+//! `BATCH_IN_FLIGHT_MAX` in flight, through the ring) for the mtime its
+//! directory carries. Past `--max-dir-entries` sessions the open answers an
+//! error, never a shorter listing. What it found is left as the harness's
+//! hints (`tree::sessions`), so the walks that follow a listing look at one
+//! file each. A session's fields are derived from its transcript when
+//! asked, as an agent's are.
+
+use std::rc::Rc;
+
+use crate::errors::Error;
+use crate::facts::{Facts, Root, Want};
+use crate::harness::Harness;
+use crate::proto::{Qid, QTFILE};
+use crate::sessions::{self, SField, SessionKey, Sub};
+use crate::tree::{sessions::qid_path, text_version, Attr, Entry, Loc, SPart};
+
+use super::super::conn::Opened;
+use super::super::probe::{Batch, Kind, Probe, Target};
+use super::cx::{drive, fail, Cx, Event, Reply, Step as JobStep};
+use super::gather::{Fetch, Gather};
+
+/// A step of a walk under `/sessions` (`walk::Pending`).
+pub(crate) enum Step<'a> {
+    Session(Harness, &'a [u8]),
+    Field(&'a Rc<SessionKey>, SField),
+    Sub(&'a Rc<SessionKey>, &'a [u8]),
+}
+
+/// Whether the walk's next place is there, and its qid: `None` while facts
+/// are missing, `Some(None)` when it is not.
+pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Loc, Qid)>> {
+    let dir = |key: Rc<SessionKey>, cx: &Cx| {
+        let loc = Loc::Session { key, part: SPart::Dir };
+        let qid = cx.tree.skeleton_qid(&loc, cx.agents);
+        (loc, qid)
+    };
+    match step {
+        Step::Session(h, name) => {
+            if !crate::active::paths::is_session_id(name) || cx.tree.harness_base(h).is_none() {
+                return Some(None);
+            }
+            if let Some(key) = cx.tree.session_table().hint(h, name) {
+                if let Some(m) = facts.meta(Root::Harness(h), &key.transcript, needs)? {
+                    if m.is_regular() {
+                        return Some(Some(dir(key, cx)));
+                    }
+                }
+            }
+            let Ok(found) = sessions::candidates(h, facts, needs)? else { return Some(None) };
+            let keys = remember(cx, h, found);
+            Some(keys.into_iter().find(|k| &k.id[..] == name).map(|k| dir(k, cx)))
+        }
+        Step::Field(key, f) => {
+            let base = cx.tree.harness_base(key.harness).map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+            let text = sessions::fields(key, &base, facts, needs)?.remove(&f);
+            Some(text.map(|t| {
+                let part = SPart::Field(f);
+                (
+                    Loc::Session { key: key.clone(), part },
+                    Qid { ty: QTFILE, version: text_version(&t), path: qid_path(key, part) },
+                )
+            }))
+        }
+        Step::Sub(key, name) => {
+            let Ok(subs) = sessions::subagents(key, facts, needs)? else { return Some(None) };
+            let sub = subs.into_iter().find(|s| &s.name[..] == name)?;
+            Some(Some(dir(Rc::new(sub_key(key, sub)), cx)))
+        }
+    }
+}
+
+/// Leave what a listing found as the harness's hints; the keys, one per id
+/// (of two transcripts with one id, the one listed last).
+fn remember(cx: &mut Cx, h: Harness, found: Vec<sessions::Found>) -> Vec<Rc<SessionKey>> {
+    let keys: Vec<Rc<SessionKey>> = found
+        .into_iter()
+        .map(|f| Rc::new(SessionKey { harness: h, id: f.id.into(), transcript: f.rel.into(), sub: None, agent: None }))
+        .collect();
+    cx.tree.session_table().set_hints(h, keys.iter().cloned());
+    keys
+}
+
+fn sub_key(key: &SessionKey, sub: Sub) -> SessionKey {
+    SessionKey { sub: Some(sub), agent: None, ..key.main() }
+}
+
+/// The key of a running agent's subagent `i` (`/active/<h>/<pid>/agents/<name>/`),
+/// as a session's subagent: the same transcript, so the same chat.
+pub(crate) fn agent_sub_key(cx: &Cx, slot: u32, gen: u32, i: u32) -> Option<SessionKey> {
+    let a = cx.agents.get(slot, gen)?;
+    let s = a.session.as_ref()?;
+    let main = s.transcript.as_deref()?;
+    let name = a.subagents.get(i as usize)?;
+    let rel = crate::active::derive::subagent_rel(main, name)?;
+    Some(SessionKey {
+        harness: a.found.harness,
+        id: s.id.clone().into(),
+        transcript: main.into(),
+        sub: Some(Sub { name: name.clone().into(), rel: rel.into() }),
+        agent: Some((slot, gen, i)),
+    })
+}
+
+/// A stat or open of something under `/sessions`.
+pub(crate) struct Session {
+    what: What,
+    /// The fid an open binds, or `None` for a stat.
+    open: Option<u32>,
+    g: Gather,
+    /// A listing's looks at its transcripts, once the candidates are known.
+    looks: Option<Box<Looks>>,
+}
+
+/// Sessions a listing looks at, a slice at a time.
+struct Looks {
+    keys: Vec<Rc<SessionKey>>,
+    /// The next key whose look has not started, and the first of the
+    /// slice in flight.
+    next: usize,
+    batch_start: usize,
+    batch: Batch,
+    entries: Vec<Entry>,
+}
+
+/// Transcripts a listing looks at in one slice, and turns into entries in
+/// one turn of the loop: ten thousand sessions are ten slices, so another
+/// client's request waits behind one slice's work, not the listing's.
+const LOOK_SLICE: usize = 1024;
+
+enum What {
+    List(Harness, u16),
+    Node(Rc<SessionKey>, SPart),
+}
+
+impl Session {
+    pub(crate) fn list(fid: u32, h: Harness, dir: u16) -> Session {
+        Session { what: What::List(h, dir), open: Some(fid), g: Gather::default(), looks: None }
+    }
+
+    pub(crate) fn node(open: Option<u32>, key: Rc<SessionKey>, part: SPart) -> Session {
+        Session { what: What::Node(key, part), open, g: Gather::default(), looks: None }
+    }
+
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
+        if let Some(l) = &mut self.looks {
+            if l.next > 0 || !l.batch.is_empty() {
+                if let Err(step) = drive(&mut l.batch, &mut cx.ops, ev) {
+                    return step;
+                }
+                l.absorb(cx);
+                if l.next < l.keys.len() {
+                    l.start_slice(cx);
+                    // One slice a turn: the next starts after this turn's replies.
+                    return JobStep::Yield;
+                }
+                return self.listed(cx);
+            }
+            l.start_slice(cx);
+            return self.step(Event::Resume, cx);
+        }
+        if let Err(step) = self.g.on_event(cx, ev) {
+            return step;
+        }
+        loop {
+            if let Some(e) = self.g.starved() {
+                return fail(e);
+            }
+            let mut needs = Vec::new();
+            if let Some(step) = self.derive(cx, &mut needs) {
+                return step;
+            }
+            match self.g.fetch(cx, needs) {
+                Fetch::Again => continue,
+                Fetch::Wait(step) => return step,
+                Fetch::OutOfRounds => return fail(Error::Io),
+            }
+        }
+    }
+
+    pub(crate) fn release(self, cx: &mut Cx) {
+        if let Some(l) = self.looks {
+            l.batch.release(&mut cx.ops);
+        }
+        self.g.release(cx);
+    }
+
+    fn derive(&mut self, cx: &mut Cx, needs: &mut Vec<Want>) -> Option<JobStep> {
+        let facts = &self.g.facts;
+        let (key, part) = match &self.what {
+            What::List(h, _) => {
+                let h = *h;
+                // A harness with no root has no sessions (nothing to read).
+                if cx.tree.harness_base(h).is_none() {
+                    return Some(self.answer_list(cx, Vec::new()));
+                }
+                let found = match sessions::candidates(h, facts, needs)? {
+                    Ok(f) => f,
+                    Err(e) => return Some(fail(e)),
+                };
+                if found.len() > cx.cfg.max_dir_entries {
+                    return Some(fail(Error::DirTooLarge));
+                }
+                return Some(self.look(cx, h, found));
+            }
+            What::Node(key, part) => (key.clone(), *part),
+        };
+        let base = cx.tree.harness_base(key.harness).map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+        let root = Root::Harness(key.harness);
+        Some(match part {
+            SPart::Field(f) => match sessions::fields(&key, &base, facts, needs)?.remove(&f) {
+                Some(text) => JobStep::Answer(Ok(self.text_reply(cx, &key, part, text))),
+                None => fail(Error::NotFound),
+            },
+            SPart::Dir => {
+                let fields = sessions::fields(&key, &base, facts, needs);
+                let meta = facts.meta(root, key.own_rel(), needs)?;
+                let Some(meta) = meta.filter(|m| m.is_regular()) else { return Some(fail(Error::NotFound)) };
+                let fields = fields?;
+                let mtime = meta.mtime.clamp(0, u32::MAX as i64) as u32;
+                match self.open {
+                    None => {
+                        let loc = Loc::Session { key, part };
+                        JobStep::Answer(Ok(Reply::Stat(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents), None)))
+                    }
+                    Some(_) => self.list_dir(cx, &key, fields, meta),
+                }
+            }
+            SPart::Agents => {
+                let subs = match sessions::subagents(&key, facts, needs)? {
+                    Ok(s) => s,
+                    Err(e) => return Some(fail(e)),
+                };
+                let metas: Vec<_> = subs.iter().map(|s| facts.meta(root, &s.rel, needs)).collect();
+                let metas: Vec<_> = metas.into_iter().collect::<Option<_>>()?;
+                let entries = subs
+                    .into_iter()
+                    .zip(metas)
+                    .filter_map(|(s, m)| {
+                        let mtime = m?.mtime.clamp(0, u32::MAX as i64) as u32;
+                        let loc = Loc::Session { key: Rc::new(sub_key(&key, s)), part: SPart::Dir };
+                        Some(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents))
+                    })
+                    .collect();
+                self.dir_reply(cx, &Loc::Session { key, part }, entries)
+            }
+            _ => fail(Error::NotFound),
+        })
+    }
+
+    /// The candidates are known: look at each transcript, through the ring.
+    fn look(&mut self, cx: &mut Cx, h: Harness, found: Vec<sessions::Found>) -> JobStep {
+        if cx.tree.harness_base(h).is_none() {
+            return self.answer_list(cx, Vec::new());
+        }
+        let keys = remember(cx, h, found);
+        if keys.is_empty() {
+            return self.answer_list(cx, Vec::new());
+        }
+        let entries = Vec::with_capacity(keys.len());
+        self.looks = Some(Box::new(Looks { keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
+        // The first slice starts next turn: the derivation had this one.
+        JobStep::Yield
+    }
+
+    /// Every look is back: a directory per transcript still there.
+    fn listed(&mut self, cx: &mut Cx) -> JobStep {
+        let Some(l) = self.looks.take() else { return fail(Error::NotFound) };
+        let mut entries = l.entries;
+        l.batch.release(&mut cx.ops);
+        self.answer_list(cx, std::mem::take(&mut entries))
+    }
+
+    fn answer_list(&self, cx: &Cx, mut entries: Vec<Entry>) -> JobStep {
+        let What::List(_, dir) = self.what else { unreachable!("only a listing lists") };
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        entries.dedup_by(|a, b| a.name == b.name);
+        let qid = cx.tree.static_qid(dir);
+        JobStep::Answer(Ok(Reply::Open {
+            fid: self.open.unwrap_or_default(),
+            qid,
+            opened: Opened::Dir(Rc::new(entries)),
+        }))
+    }
+
+    fn text_reply(&self, cx: &Cx, key: &Rc<SessionKey>, part: SPart, text: Vec<u8>) -> Reply {
+        let qid = Qid { ty: QTFILE, version: text_version(&text), path: qid_path(key, part) };
+        match self.open {
+            None => {
+                let attr = Attr::Text { len: text.len() as u64, version: qid.version, mtime: cx.tree.started_unix() };
+                Reply::Stat(cx.tree.entry(&Loc::Session { key: key.clone(), part }, &attr, cx.agents), None)
+            }
+            Some(fid) => Reply::Open { fid, qid, opened: Opened::Text(Rc::new(text)) },
+        }
+    }
+
+    fn dir_reply(&self, cx: &Cx, loc: &Loc, mut entries: Vec<Entry>) -> JobStep {
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let qid = cx.tree.skeleton_qid(loc, cx.agents);
+        JobStep::Answer(Ok(Reply::Open {
+            fid: self.open.unwrap_or_default(),
+            qid,
+            opened: Opened::Dir(Rc::new(entries)),
+        }))
+    }
+
+    /// A session's directory: its fields, its transcript, `chat/` where the
+    /// harness's transcripts render as one, and `agents/` (not a subagent's).
+    fn list_dir(
+        &self,
+        cx: &Cx,
+        key: &Rc<SessionKey>,
+        fields: std::collections::BTreeMap<SField, Vec<u8>>,
+        meta: crate::meta::Meta,
+    ) -> JobStep {
+        let at = |part| Loc::Session { key: key.clone(), part };
+        let mut entries: Vec<Entry> = fields
+            .iter()
+            .map(|(f, text)| {
+                let part = SPart::Field(*f);
+                let attr =
+                    Attr::Text { len: text.len() as u64, version: text_version(text), mtime: cx.tree.started_unix() };
+                cx.tree.entry(&at(part), &attr, cx.agents)
+            })
+            .collect();
+        entries.push(cx.tree.entry(&at(SPart::Transcript), &Attr::Disk(meta), cx.agents));
+        for part in [SPart::Chat, SPart::Agents] {
+            let there = cx.tree.presence(&at(part), cx.agents) == crate::tree::Presence::Always;
+            if there && !(part == SPart::Agents && key.sub.is_some()) {
+                entries.push(cx.tree.entry(&at(part), &Attr::Skeleton, cx.agents));
+            }
+        }
+        self.dir_reply(cx, &at(SPart::Dir), entries)
+    }
+}
+
+impl Looks {
+    /// Start the looks of the next slice of keys.
+    fn start_slice(&mut self, cx: &mut Cx) {
+        let end = (self.next + LOOK_SLICE).min(self.keys.len());
+        let mut batch = Batch::default();
+        for k in &self.keys[self.next..end] {
+            // The base is there (checked before): every key has a backing.
+            if let Some(b) = cx.tree.beneath(k.harness, k.transcript.to_vec()) {
+                batch.push(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
+            }
+        }
+        std::mem::replace(&mut self.batch, batch).release(&mut cx.ops);
+        self.batch_start = self.next;
+        self.next = end;
+    }
+
+    /// A slice's looks are back: an entry per transcript still there.
+    fn absorb(&mut self, cx: &mut Cx) {
+        let batch = std::mem::take(&mut self.batch);
+        for (key, p) in self.keys[self.batch_start..self.next].iter().zip(&batch.probes) {
+            let Ok(m) = p.found() else { continue };
+            if !m.is_regular() || (m.is_hard_linked() && !cx.cfg.allow_hard_links) {
+                continue;
+            }
+            let mtime = m.mtime.clamp(0, u32::MAX as i64) as u32;
+            let loc = Loc::Session { key: key.clone(), part: SPart::Dir };
+            self.entries.push(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents));
+        }
+        batch.release(&mut cx.ops);
+    }
+}
+
+/// The `chat` entry of a running agent's `agents/<name>/`, where its
+/// harness renders chats: the subagent's chat under `/sessions`, reached
+/// from here.
+pub(crate) fn agent_sub_chat(cx: &Cx, slot: u32, gen: u32, i: u32) -> Option<Entry> {
+    let key = agent_sub_key(cx, slot, gen, i)?;
+    sessions::chat_format(key.harness)?;
+    let loc = Loc::Session { key: Rc::new(key), part: SPart::Chat };
+    Some(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents))
+}

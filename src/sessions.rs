@@ -1,0 +1,528 @@
+//! `/sessions`: every session each harness keeps on disk, running or not —
+//! the pure half. Like `active::derive`, each function is a derivation over
+//! the facts gathered so far (`crate::facts`): it answers, or pushes the
+//! reads it still needs and returns `None`, and the server fetches them
+//! through the ring. Nothing here touches a file.
+//!
+//! A session is named by its id and found by its transcript, a path
+//! relative to the harness's base made only of listed names that passed the
+//! exclusions and the id check, so a hostile file name can never become a
+//! path with more than one component per name:
+//!
+//! ```text
+//! claude  projects/<slug>/<sid>.jsonl               subagents: <slug>/<sid>/subagents/agent-<n>.jsonl,
+//!                                                   and pre-2.1 siblings <slug>/agent-<n>.jsonl naming <sid>
+//! codex   sessions/YYYY/MM/DD/rollout-<t>-<id>.jsonl subagents: rollouts whose session_meta names <id>
+//! omp/pi  agent/sessions/<store>/<time>_<id>.jsonl  subagents: files below <store>/<time>_<id>/
+//! dsh     sessions/session-<id>/session.jsonl.zstd  none (and no chat: zstd)
+//! ```
+//!
+//! A session's fields are derived from its transcript's head and tail when
+//! asked (`fields`); a listing only names the sessions (`candidates`).
+
+use std::collections::BTreeMap;
+
+use crate::active::{codex, dsh, head, omp, paths};
+use crate::errors::Error;
+use crate::exclude;
+use crate::facts::{Facts, Name, Root, Want};
+use crate::harness::Harness;
+use crate::json;
+
+/// Bytes of a transcript's head and tail read for a session's fields (the
+/// same windows `/active` reads).
+const HEAD_BYTES_MAX: u32 = crate::active::HEAD_BYTES_MAX as u32;
+const TAIL_BYTES_MAX: u32 = crate::active::TAIL_BYTES_MAX as u32;
+
+/// Depth below an omp/pi session's own directory its subagents' files are
+/// looked for: omp writes `<dir>/<name>.jsonl`, pi's subagent extensions
+/// `<dir>/<run>/run-<n>/session.jsonl`.
+const SUB_DEPTH_MAX: usize = 3;
+
+/// One session of a harness, or one of its subagents, as a node names it.
+/// A subagent reached from a running agent's `agents/` remembers the agent
+/// (`agent`: its slot, generation and subagent index), so `..` leads back
+/// where the walk came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SessionKey {
+    pub harness: Harness,
+    pub id: Box<[u8]>,
+    /// The session's transcript, relative to the harness's base.
+    pub transcript: Box<[u8]>,
+    pub sub: Option<Sub>,
+    pub agent: Option<(u32, u32, u32)>,
+}
+
+/// A subagent: its name under `agents/`, and its transcript.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Sub {
+    pub name: Box<[u8]>,
+    pub rel: Box<[u8]>,
+}
+
+impl SessionKey {
+    /// The transcript this node's chat and fields are read from.
+    pub(crate) fn own_rel(&self) -> &[u8] {
+        self.sub.as_ref().map_or(&self.transcript, |s| &s.rel)
+    }
+
+    /// The session itself, without the subagent.
+    pub(crate) fn main(&self) -> SessionKey {
+        SessionKey { sub: None, agent: None, ..self.clone() }
+    }
+}
+
+/// A session a listing found: its id and transcript.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub id: Vec<u8>,
+    pub rel: Vec<u8>,
+}
+
+/// The chat format of a harness's transcripts, where the daemon renders
+/// one. omp's and pi's come with `chat::Format::Pi` (another branch).
+pub(crate) fn chat_format(h: Harness) -> Option<crate::chat::Format> {
+    match h {
+        Harness::Claude => Some(crate::chat::Format::Claude),
+        Harness::Codex => Some(crate::chat::Format::Codex),
+        _ => None,
+    }
+}
+
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut rel = dir.to_vec();
+    if !rel.is_empty() {
+        rel.push(b'/');
+    }
+    rel.extend_from_slice(name);
+    rel
+}
+
+/// A directory's names, loudly: absent is empty, but one that could not be
+/// read for another reason (too many entries, out of fds) is an error, so a
+/// listing never stops short.
+fn names<'f>(facts: &'f Facts, h: Harness, rel: &[u8], needs: &mut Vec<Want>) -> Option<Result<&'f [Name], Error>> {
+    let names = facts.names(Root::Harness(h), rel, needs)?;
+    match facts.error(&Want::List { root: Root::Harness(h), rel: rel.to_vec() }) {
+        None | Some(libc::ENOENT | libc::ENOTDIR) => Some(Ok(names)),
+        Some(libc::EIO) => Some(Err(Error::DirTooLarge)),
+        Some(e) => Some(Err(Error::from_errno(e))),
+    }
+}
+
+/// A listed name that may be a path component: not excluded, not a link.
+fn usable(n: &Name) -> bool {
+    n.d_type != libc::DT_LNK && !exclude::excluded(&n.name)
+}
+
+fn is_dir(n: &Name) -> bool {
+    usable(n) && matches!(n.d_type, libc::DT_DIR | libc::DT_UNKNOWN)
+}
+
+fn is_file(n: &Name) -> bool {
+    usable(n) && matches!(n.d_type, libc::DT_REG | libc::DT_UNKNOWN)
+}
+
+/// The names of the directories under `dir`, loudly.
+fn subdirs(facts: &Facts, h: Harness, dir: &[u8], needs: &mut Vec<Want>) -> Option<Result<Vec<Vec<u8>>, Error>> {
+    Some(names(facts, h, dir, needs)?.map(|ns| ns.iter().filter(|n| is_dir(n)).map(|n| join(dir, &n.name)).collect()))
+}
+
+/// Every session of harness `h`, unordered; `None` while facts are missing.
+pub(crate) fn candidates(h: Harness, facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Found>, Error>> {
+    match h {
+        Harness::Claude => two_levels(h, b"projects", facts, needs, claude_id),
+        Harness::Omp | Harness::Pi => two_levels(h, b"agent/sessions", facts, needs, omp::session_id),
+        Harness::Dsh => dsh_sessions(facts, needs),
+        Harness::Codex => codex_sessions(facts, needs).map(|r| r.map(parents_only)),
+        Harness::Hermes => Some(Ok(Vec::new())),
+    }
+}
+
+/// A claude session's id from its transcript's name: `<sid>.jsonl`, not a
+/// pre-2.1 subagent's `agent-<n>.jsonl`.
+fn claude_id(name: &[u8]) -> Option<&[u8]> {
+    let id = name.strip_suffix(b".jsonl")?;
+    (paths::is_session_id(id) && !id.starts_with(b"agent-")).then_some(id)
+}
+
+/// `<top>/<dir>/<file>` sessions: claude's projects, omp's and pi's stores.
+fn two_levels(
+    h: Harness,
+    top: &[u8],
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+    id_of: impl Fn(&[u8]) -> Option<&[u8]>,
+) -> Option<Result<Vec<Found>, Error>> {
+    let dirs = match subdirs(facts, h, top, needs)? {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut out = Vec::new();
+    let mut waiting = false;
+    for dir in dirs {
+        let listed = match names(facts, h, &dir, needs) {
+            None => {
+                waiting = true;
+                continue;
+            }
+            Some(Err(e)) => return Some(Err(e)),
+            Some(Ok(l)) => l,
+        };
+        for n in listed.iter().filter(|n| is_file(n)) {
+            if let Some(id) = id_of(&n.name) {
+                out.push(Found { id: id.to_vec(), rel: join(&dir, &n.name) });
+            }
+        }
+    }
+    (!waiting).then_some(Ok(out))
+}
+
+fn dsh_sessions(facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Found>, Error>> {
+    let dirs = match names(facts, Harness::Dsh, b"sessions", needs)? {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
+    };
+    let found = dirs
+        .iter()
+        .filter(|n| is_dir(n))
+        .filter_map(|n| {
+            let id = n.name.strip_prefix(b"session-").filter(|id| paths::is_session_id(id))?;
+            Some(Found { id: id.to_vec(), rel: join(&join(b"sessions", &n.name), dsh::TRANSCRIPT_NAME) })
+        })
+        .collect();
+    Some(Ok(found))
+}
+
+/// A codex rollout found, and the thread it is a subagent of.
+#[derive(Clone, Debug)]
+pub(crate) struct Rollout {
+    pub found: Found,
+    pub parent: Option<Vec<u8>>,
+}
+
+/// Every codex rollout, with the parent its `session_meta` names.
+pub(crate) fn codex_sessions(facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Rollout>, Error>> {
+    let h = Harness::Codex;
+    let mut days = vec![b"sessions".to_vec()];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        let mut waiting = false;
+        for d in &days {
+            match subdirs(facts, h, d, needs) {
+                None => waiting = true,
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(s)) => next.extend(s),
+            }
+        }
+        if waiting {
+            return None;
+        }
+        days = next;
+    }
+    let mut out = Vec::new();
+    let mut waiting = false;
+    for day in &days {
+        let listed = match names(facts, h, day, needs) {
+            None => {
+                waiting = true;
+                continue;
+            }
+            Some(Err(e)) => return Some(Err(e)),
+            Some(Ok(l)) => l,
+        };
+        for n in listed.iter().filter(|n| is_file(n)) {
+            let Some(id) = codex::rollout_id(&n.name) else { continue };
+            let rel = join(day, &n.name);
+            let Some(first) = facts.bytes_upto(Root::Harness(h), &rel, HEAD_BYTES_MAX, needs) else {
+                waiting = true;
+                continue;
+            };
+            let record = &first[..memchr::memchr(b'\n', first).unwrap_or(first.len())];
+            out.push(Rollout { found: Found { id: id.to_vec(), rel }, parent: codex_parent(record) });
+        }
+    }
+    (!waiting).then_some(Ok(out))
+}
+
+/// The thread a subagent's rollout names as its parent
+/// (`payload.source.subagent.thread_spawn.parent_thread_id`).
+pub(crate) fn codex_parent(first_record: &[u8]) -> Option<Vec<u8>> {
+    if !codex::is_subagent_thread(first_record) {
+        return None;
+    }
+    let keys: [&[u8]; 5] = [b"payload", b"source", b"subagent", b"thread_spawn", b"parent_thread_id"];
+    json::path_str(first_record, &keys).filter(|id| paths::is_session_id(id))
+}
+
+/// The rollouts that are sessions of their own: all but the subagents
+/// whose parent is listed (a subagent whose parent is not here, or who
+/// names none, is a session of its own rather than lost).
+fn parents_only(all: Vec<Rollout>) -> Vec<Found> {
+    let ids: std::collections::HashSet<Vec<u8>> = all.iter().map(|r| r.found.id.clone()).collect();
+    all.into_iter().filter(|r| r.parent.as_ref().is_none_or(|p| !ids.contains(p))).map(|r| r.found).collect()
+}
+
+/// The subagents of a session, sorted by name; `None` while facts are
+/// missing.
+pub(crate) fn subagents(key: &SessionKey, facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Sub>, Error>> {
+    let main = &key.transcript;
+    let mut out = match key.harness {
+        Harness::Claude => claude_subagents(main, &key.id, facts, needs)?,
+        Harness::Codex => match codex_sessions(facts, needs)? {
+            Err(e) => Err(e),
+            Ok(all) => Ok(all
+                .into_iter()
+                .filter(|r| r.parent.as_deref() == Some(&key.id[..]))
+                .map(|r| Sub { name: r.found.id.into(), rel: r.found.rel.into() })
+                .collect()),
+        },
+        Harness::Omp | Harness::Pi => match main.strip_suffix(b".jsonl") {
+            Some(dir) => tree_subagents(key.harness, dir, facts, needs)?,
+            None => Ok(Vec::new()),
+        },
+        Harness::Dsh | Harness::Hermes => Ok(Vec::new()),
+    };
+    if let Ok(subs) = &mut out {
+        subs.sort_by(|a, b| a.name.cmp(&b.name));
+        subs.dedup_by(|a, b| a.name == b.name);
+    }
+    Some(out)
+}
+
+/// Claude Code's subagents: `<sid>/subagents/agent-<n>.jsonl` (2.1 on),
+/// and the pre-2.1 `agent-<n>.jsonl` beside the session whose first record
+/// names it (`sessionId`).
+fn claude_subagents(main: &[u8], sid: &[u8], facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Sub>, Error>> {
+    let h = Harness::Claude;
+    let Some(stem) = main.strip_suffix(b".jsonl") else { return Some(Ok(Vec::new())) };
+    let dir = join(stem, b"subagents");
+    let project = &main[..memchr::memrchr(b'/', main).unwrap_or(0)];
+    let (new, old) = (names(facts, h, &dir, needs), names(facts, h, project, needs));
+    let (new, old) = match (new?, old?) {
+        (Ok(n), Ok(o)) => (n, o),
+        (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+    };
+    let agent = |n: &Name| -> Option<Vec<u8>> {
+        let name = n.name.strip_prefix(b"agent-")?.strip_suffix(b".jsonl")?;
+        (is_file(n) && paths::is_session_id(name)).then(|| name.to_vec())
+    };
+    let mut out: Vec<Sub> =
+        new.iter().filter_map(|n| Some(Sub { rel: join(&dir, &n.name).into(), name: agent(n)?.into() })).collect();
+    let mut waiting = false;
+    for n in old {
+        let Some(name) = agent(n) else { continue };
+        let rel = join(project, &n.name);
+        let Some(head) = facts.bytes_upto(Root::Harness(h), &rel, HEAD_BYTES_MAX, needs) else {
+            waiting = true;
+            continue;
+        };
+        let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+        if json::path_str(first, &[b"sessionId"]).as_deref() == Some(sid) {
+            out.push(Sub { name: name.into(), rel: rel.into() });
+        }
+    }
+    (!waiting).then_some(Ok(out))
+}
+
+/// omp's and pi's subagents: the `.jsonl` files below the session's own
+/// directory, to `SUB_DEPTH_MAX` levels, each named by its path there
+/// with `/` as `-` and without `.jsonl`.
+fn tree_subagents(h: Harness, dir: &[u8], facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Sub>, Error>> {
+    let mut level = vec![dir.to_vec()];
+    let mut out = Vec::new();
+    for _ in 0..SUB_DEPTH_MAX {
+        let mut next = Vec::new();
+        let mut waiting = false;
+        for d in &level {
+            let listed = match names(facts, h, d, needs) {
+                None => {
+                    waiting = true;
+                    continue;
+                }
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(l)) => l,
+            };
+            for n in listed {
+                let rel = join(d, &n.name);
+                if is_dir(n) {
+                    next.push(rel);
+                } else if let (true, Some(_)) = (is_file(n), n.name.strip_suffix(b".jsonl")) {
+                    let below = &rel[dir.len() + 1..rel.len() - b".jsonl".len()];
+                    let name: Vec<u8> = below.iter().map(|&b| if b == b'/' { b'-' } else { b }).collect();
+                    if paths::is_session_id(&name) {
+                        out.push(Sub { name: name.into(), rel: rel.into() });
+                    }
+                }
+            }
+        }
+        if waiting {
+            return None;
+        }
+        level = next;
+    }
+    Some(Ok(out))
+}
+
+/// The files of a session's directory (or a subagent's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum SField {
+    Cwd,
+    Model,
+    Resume,
+    Session,
+    Started,
+    Title,
+}
+
+impl SField {
+    pub(crate) const ALL: [SField; 6] =
+        [SField::Cwd, SField::Model, SField::Resume, SField::Session, SField::Started, SField::Title];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            SField::Cwd => "cwd",
+            SField::Model => "model",
+            SField::Resume => "resume",
+            SField::Session => "session",
+            SField::Started => "started",
+            SField::Title => "title",
+        }
+    }
+
+    pub(crate) fn from_name(name: &[u8]) -> Option<SField> {
+        SField::ALL.into_iter().find(|f| f.name().as_bytes() == name)
+    }
+}
+
+fn line(v: &[u8]) -> Vec<u8> {
+    let mut t = v.to_vec();
+    t.push(b'\n');
+    t
+}
+
+/// The fields of a session (or, with `key.sub`, of a subagent: its model
+/// only), derived now from its transcript's head and tail: a field absent
+/// from the map is not served. `base` is the harness's root as configured,
+/// for the commands that name the transcript by its path.
+pub(crate) fn fields(
+    key: &SessionKey,
+    base: &[u8],
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<BTreeMap<SField, Vec<u8>>> {
+    let (h, rel) = (key.harness, key.own_rel());
+    let root = Root::Harness(h);
+    let readable = h != Harness::Dsh;
+    let head_bytes = if readable { facts.bytes_upto(root, rel, HEAD_BYTES_MAX, needs) } else { Some(&[][..]) };
+    let tail_bytes = if readable { facts.tail(root, rel, TAIL_BYTES_MAX, needs) } else { Some(&[][..]) };
+    let index = match (h, &key.sub) {
+        (Harness::Codex, None) => facts.tail(root, b"session_index.jsonl", TAIL_BYTES_MAX, needs),
+        _ => Some(&[][..]),
+    };
+    let (head_bytes, tail_bytes, index) = (head_bytes?, tail_bytes?, index?);
+    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
+    let hd = head::read_head(h, head_bytes, tail).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    if let Some(m) = hd.model {
+        out.insert(SField::Model, line(&m));
+    }
+    if key.sub.is_some() {
+        return Some(out);
+    }
+    out.insert(SField::Session, line(&key.id));
+    if let Some(cwd) = &hd.cwd {
+        out.insert(SField::Cwd, line(cwd));
+    }
+    let whole = index.len() < TAIL_BYTES_MAX as usize;
+    if let Some(t) = codex::thread_name(index, whole, &key.id).or(hd.title) {
+        out.insert(SField::Title, line(&t));
+    }
+    if let Some(t) = started(head_bytes) {
+        out.insert(SField::Started, line(t.to_string().as_bytes()));
+    }
+    if let Some(r) = resume_line(h, &key.id, &join(base, &key.transcript)) {
+        out.insert(SField::Resume, line(&r));
+    }
+    Some(out)
+}
+
+/// When a session started: the first record's timestamp that reads as one
+/// (`timestamp`, or codex's `payload.timestamp`), Unix seconds.
+pub(crate) fn started(head_bytes: &[u8]) -> Option<u32> {
+    head::records(head_bytes, true).take(16).find_map(|r| {
+        let t = json::path_str(r, &[b"timestamp"]).or_else(|| json::path_str(r, &[b"payload", b"timestamp"]))?;
+        crate::chat::parse_time(&t)
+    })
+}
+
+/// The command line that resumes a session, to be run in its cwd: the
+/// move's fixed argv (`moves::resume_argv`), each word quoted for a shell
+/// where it holds anything but plain bytes. `None` where the harness has
+/// no resume form (dsh).
+pub(crate) fn resume_line(h: Harness, id: &[u8], transcript: &[u8]) -> Option<Vec<u8>> {
+    let argv = crate::moves::resume_argv(h, id, Some(transcript)).ok()?;
+    let mut out = Vec::new();
+    for (i, word) in argv.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        let plain = !word.is_empty()
+            && word.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b':' | b'+'));
+        if plain {
+            out.extend_from_slice(word);
+        } else {
+            out.push(b'\'');
+            for &b in word {
+                if b == b'\'' {
+                    out.extend_from_slice(b"'\\''");
+                } else if b == b'\n' {
+                    return None;
+                } else {
+                    out.push(b);
+                }
+            }
+            out.push(b'\'');
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_lines_are_the_moves_argv_quoted_for_a_shell() {
+        assert_eq!(resume_line(Harness::Claude, b"abc", b"/h/p/abc.jsonl").unwrap(), b"claude --resume abc");
+        assert_eq!(resume_line(Harness::Codex, b"019a", b"/x").unwrap(), b"codex resume 019a");
+        assert_eq!(resume_line(Harness::Omp, b"i", b"/h/.omp/a b.jsonl").unwrap(), b"omp --resume '/h/.omp/a b.jsonl'");
+        assert_eq!(resume_line(Harness::Pi, b"i", b"/h/it's.jsonl").unwrap(), b"pi --session '/h/it'\\''s.jsonl'");
+        assert_eq!(resume_line(Harness::Dsh, b"i", b"/x"), None);
+        assert_eq!(resume_line(Harness::Omp, b"i", b"/a\nb"), None, "one line or none");
+    }
+
+    #[test]
+    fn pre_2_1_subagent_files_are_not_claude_sessions() {
+        assert_eq!(claude_id(b"0b8c-ab.jsonl"), Some(&b"0b8c-ab"[..]));
+        assert_eq!(claude_id(b"agent-2c0c8cc1.jsonl"), None);
+        assert_eq!(claude_id(b"a b.jsonl"), None);
+        assert_eq!(claude_id(b"notes.md"), None);
+    }
+
+    #[test]
+    fn a_codex_subagent_names_its_parent_and_a_review_names_none() {
+        let spawned = br#"{"type":"session_meta","payload":{"id":"c","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-1"}}}}}"#;
+        assert_eq!(codex_parent(spawned), Some(b"p-1".to_vec()));
+        let review = br#"{"type":"session_meta","payload":{"id":"c","source":{"subagent":"review"}}}"#;
+        assert_eq!(codex_parent(review), None);
+        let user = br#"{"type":"session_meta","payload":{"id":"c","source":"cli"}}"#;
+        assert_eq!(codex_parent(user), None);
+    }
+
+    #[test]
+    fn a_session_starts_at_its_first_timestamp() {
+        let head = b"{\"type\":\"summary\"}\n{\"timestamp\":\"1970-01-01T00:01:00Z\"}\n";
+        assert_eq!(started(head), Some(60));
+    }
+}

@@ -1,0 +1,226 @@
+//! `/sessions`: every session on disk, running or not. Each real transcript
+//! in `../shared/data/transcripts` installed in a fixture home is listed
+//! under `/sessions/<h>/`, its fields say what its records say, and its
+//! chat is the very chat `/active` serves for the same file (a fixture
+//! agent holds it). Subagents' chats, `resume` per harness, the listing
+//! cap pushed past, and hostile file names. Real data absent: skipped,
+//! saying so.
+
+mod active_fakes;
+mod chat_fakes;
+mod common;
+
+use std::fs;
+use std::path::PathBuf;
+
+use chat_fakes::*;
+use common::*;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
+
+fn files(sub: &str) -> Option<Vec<PathBuf>> {
+    let dir = PathBuf::from(DATA).join(sub);
+    let Ok(rd) = fs::read_dir(&dir) else {
+        eprintln!("sessions: skipped: {} is absent", dir.display());
+        return None;
+    };
+    let mut v: Vec<PathBuf> =
+        rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    v.sort();
+    Some(v).filter(|v| !v.is_empty())
+}
+
+fn big(d: &Daemon) -> Conn {
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    c
+}
+
+fn listed(c: &mut Conn, dir: &str) -> Vec<String> {
+    names(&c.try_list(dir, LIST_FID, c.msize - IOHDRSZ).unwrap_or_else(|e| panic!("list {dir}: {e}")))
+}
+
+/// Every message of a chat, as text: name and bytes.
+fn chat(c: &mut Conn, dir: &str) -> Vec<(String, Vec<u8>)> {
+    read_chat(c, dir).into_iter().map(|(e, b)| (e.name.clone(), b)).collect()
+}
+
+#[test]
+fn every_real_claude_transcript_is_a_session_whose_chat_is_the_active_ones() {
+    let Some(files) = files("claude") else { return eprintln!("sessions: skipped: no claude transcripts") };
+    let w = ChatWorld::new();
+    let mut agents = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let pid = 1000 + i as u32;
+        let body = fs::read(f).unwrap();
+        w.claude(pid, &uuid(pid), &body);
+        agents.push((pid, f.file_name().unwrap().to_string_lossy().into_owned(), body.len()));
+    }
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let all = listed(&mut c, "/sessions/claude");
+    for (pid, name, len) in &agents {
+        let sid = uuid(*pid);
+        assert!(all.contains(&sid), "{name}: not listed under /sessions/claude");
+        let dir = format!("/sessions/claude/{sid}");
+        assert_eq!(c.cat(&format!("{dir}/session"), MSG_FID), format!("{sid}\n").as_bytes(), "{name}");
+        assert_eq!(c.cat(&format!("{dir}/resume"), MSG_FID), format!("claude --resume {sid}\n").as_bytes(), "{name}");
+        assert_eq!(c.cat(&format!("{dir}/transcript"), MSG_FID).len(), *len, "{name}: the transcript's bytes");
+        let mine = chat(&mut c, &format!("{dir}/chat"));
+        let active = chat(&mut c, &chat_dir("claude", *pid));
+        assert!(mine == active, "{name}: the session's chat is not the running agent's");
+    }
+    eprintln!("sessions: {} claude sessions, each chat the same as /active's", agents.len());
+}
+
+#[test]
+fn every_real_codex_rollout_is_listed_and_its_chat_is_the_active_ones() {
+    let Some(files) = files("codex") else { return eprintln!("sessions: skipped: no codex rollouts") };
+    let w = ChatWorld::new();
+    let mut ids = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let pid = 2000 + i as u32;
+        let id = uuid(pid);
+        let mut body = fs::read(f).unwrap();
+        // As in chat_real: a subagent's rollout is never a process's own
+        // session, so a parent's session_meta goes first.
+        let first = &body[..memchr::memchr(b'\n', &body).unwrap_or(body.len())];
+        if first.windows(8).any(|w| w == b"subagent") {
+            let mut parent = lines(&[codex_meta(&id, 0)]);
+            parent.append(&mut body);
+            body = parent;
+        }
+        w.codex(pid, &id, &body);
+        ids.push((pid, id, f.file_name().unwrap().to_string_lossy().into_owned()));
+    }
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let all = listed(&mut c, "/sessions/codex");
+    for (pid, id, name) in &ids {
+        assert!(all.contains(id), "{name}: not listed");
+        let dir = format!("/sessions/codex/{id}");
+        assert_eq!(c.cat(&format!("{dir}/resume"), MSG_FID), format!("codex resume {id}\n").as_bytes(), "{name}");
+        let mine = chat(&mut c, &format!("{dir}/chat"));
+        assert!(mine == chat(&mut c, &chat_dir("codex", *pid)), "{name}: the chat is not /active's");
+    }
+}
+
+#[test]
+fn every_real_pi_and_omp_file_is_a_session_that_resumes_by_its_path() {
+    let Some(files) = files("omp") else { return eprintln!("sessions: skipped: no omp/pi transcripts") };
+    let s = Scratch::new();
+    let mut want = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let h = if name.starts_with("omp") { "omp" } else { "pi" };
+        let id = uuid(3000 + i as u32);
+        let rel = format!(".{h}/agent/sessions/--work--/2026-01-01T00-00-00-000Z_{id}.jsonl");
+        let path = s.home_file(&rel, &fs::read(f).unwrap());
+        want.push((h, id, path, name));
+    }
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = big(&d);
+    for (h, id, path, name) in &want {
+        assert!(listed(&mut c, &format!("/sessions/{h}")).contains(id), "{name}: not listed");
+        let dir = format!("/sessions/{h}/{id}");
+        let verb = if *h == "omp" { "omp --resume" } else { "pi --session" };
+        let resume = c.cat(&format!("{dir}/resume"), MSG_FID);
+        assert_eq!(resume, format!("{verb} {}\n", path.display()).as_bytes(), "{name}");
+        assert_eq!(c.cat(&format!("{dir}/session"), MSG_FID), format!("{id}\n").as_bytes(), "{name}");
+        assert!(listed(&mut c, &dir).contains(&"transcript".to_string()), "{name}");
+    }
+}
+
+#[test]
+fn claude_subagents_of_both_layouts_have_their_own_chats_here_and_under_active() {
+    let w = ChatWorld::new();
+    let sid = uuid(7);
+    let main = w.claude(7, &sid, &lines(&[claude_user("go", 1)]));
+    let stem = main.with_extension("");
+    let project = main.parent().unwrap().to_path_buf();
+    fs::create_dir_all(stem.join("subagents")).unwrap();
+    let mine = format!(
+        r#"{{"type":"user","sessionId":"{sid}","message":{{"role":"user","content":"sub"}},"timestamp":"{}"}}"#,
+        ts(2)
+    );
+    fs::write(stem.join("subagents/agent-a1.jsonl"), lines(std::slice::from_ref(&mine))).unwrap();
+    fs::write(project.join("agent-b2.jsonl"), lines(&[mine.replace("sub", "old")])).unwrap();
+    let other = mine.replace(&sid, &uuid(8));
+    fs::write(project.join("agent-c3.jsonl"), lines(&[other])).unwrap();
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let dir = format!("/sessions/claude/{sid}/agents");
+    assert_eq!(listed(&mut c, &dir), ["a1", "b2"], "a sibling naming another session is not this one's");
+    let a1 = chat(&mut c, &format!("{dir}/a1/chat"));
+    assert_eq!(a1.len(), 1);
+    assert_eq!(a1[0].1, b"sub\n");
+    assert_eq!(chat(&mut c, &format!("{dir}/b2/chat"))[0].1, b"old\n");
+    assert!(!listed(&mut c, "/sessions/claude").iter().any(|n| n.starts_with("agent-")));
+    assert!(chat(&mut c, "/active/claude/7/agents/a1/chat") == a1, "the running agent's subagent chat is the same");
+}
+
+#[test]
+fn a_codex_subagent_thread_is_under_its_parent_not_a_session_of_its_own() {
+    let w = ChatWorld::new();
+    let (parent, child) = (uuid(1), uuid(2));
+    w.codex(11, &parent, &lines(&[codex_meta(&parent, 0), codex_message("user", "hi", 1)]));
+    let meta = format!(
+        r#"{{"timestamp":"{}","type":"session_meta","payload":{{"id":"{child}","source":{{"subagent":{{"thread_spawn":{{"parent_thread_id":"{parent}","depth":1}}}}}}}}}}"#,
+        ts(2)
+    );
+    let rel = format!(".codex/sessions/{}/rollout-2025-11-28T10-00-01-{child}.jsonl", active_fakes::CODEX_DAY);
+    w.scratch.home_file(&rel, &lines(&[meta, codex_message("user", "child task", 3)]));
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    assert_eq!(listed(&mut c, "/sessions/codex"), [parent.as_str()]);
+    let dir = format!("/sessions/codex/{parent}/agents");
+    assert_eq!(listed(&mut c, &dir), [child.as_str()]);
+    assert_eq!(chat(&mut c, &format!("{dir}/{child}/chat"))[0].1, b"child task\n");
+}
+
+#[test]
+fn a_listing_past_the_entry_cap_is_an_error_not_a_shorter_list() {
+    let w = ChatWorld::new();
+    for n in 0..4 {
+        w.claude(100 + n, &uuid(100 + n), &lines(&[claude_user("x", 1)]));
+    }
+    let d = w.daemon(&["--max-dir-entries", "3"]);
+    let mut c = big(&d);
+    let r = c.try_list("/sessions/claude", LIST_FID, c.msize - IOHDRSZ);
+    assert!(r.is_err(), "4 sessions past a cap of 3 listed as {r:?}");
+    drop((c, d));
+    let d = w.daemon(&["--max-dir-entries", "4"]);
+    let mut c = big(&d);
+    assert_eq!(listed(&mut c, "/sessions/claude").len(), 4);
+}
+
+#[test]
+fn hostile_session_file_names_are_neither_listed_nor_walked_to() {
+    let s = Scratch::new();
+    let good = uuid(1);
+    let dir = ".claude/projects/-p";
+    s.home_file(&format!("{dir}/{good}.jsonl"), &lines(&[claude_user("hi", 1)]));
+    for bad in ["a b.jsonl", "auth-1.jsonl", "x\\y.jsonl", ".jsonl", "..jsonl", "agent-z.jsonl"] {
+        s.home_file(&format!("{dir}/{bad}"), &lines(&[claude_user("no", 1)]));
+    }
+    let target = s.home_file("elsewhere.jsonl", &lines(&[claude_user("no", 1)]));
+    std::os::unix::fs::symlink(&target, s.home_dir(dir).join(format!("{}.jsonl", uuid(2)))).unwrap();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = big(&d);
+    assert_eq!(listed(&mut c, "/sessions/claude"), [good]);
+    for name in ["a b", "auth-1", "x\\y", "..", uuid(2).as_str()] {
+        assert!(!resolves(&mut c, &format!("/sessions/claude/{name}/session")), "{name} resolved");
+    }
+}
+
+#[test]
+fn a_dsh_session_is_listed_without_a_chat_or_a_resume_form() {
+    let s = Scratch::new();
+    let id = uuid(5);
+    s.home_file(&format!(".dsh/sessions/session-{id}/session.jsonl.zstd"), b"\x28\xb5\x2f\xfd");
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = big(&d);
+    assert_eq!(listed(&mut c, "/sessions/dsh"), [id.as_str()]);
+    assert_eq!(listed(&mut c, &format!("/sessions/dsh/{id}")), ["session", "transcript"]);
+}

@@ -471,3 +471,68 @@ fn on_a_fixture_proc_a_parked_read_answers_a_message_appended_to_the_transcript(
     append(&transcript, &chat_fakes::claude_user("are you there?", 500));
     assert_eq!(answer(&mut c, tag), format!("message {before:08}-user\n"));
 }
+
+#[test]
+fn a_parked_read_woken_while_another_clients_listing_refreshes_the_chat_still_answers() {
+    // The kernel guest's race: the append's wake joined a refresh another
+    // request had started, which had sized the file before the append.
+    let fx = Fixture::new();
+    let transcript = fx.claude(100, CLAUDE_SID);
+    let d = fixture_daemon(&fx);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut other = d.session(Dialect::P2000u);
+    let lister = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let c = &mut other;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                c.list("/active/claude/100/chat", 4, 8192);
+            }
+        })
+    };
+    let mut c = d.session(Dialect::P2000u);
+    let mut count = c.list("/active/claude/100/chat", 4, 8192).len();
+    open_wait(&mut c, "/active/claude/100/wait", 1);
+    for round in 0..40 {
+        let tag = send_read(&mut c, 1);
+        std::thread::sleep(Duration::from_millis(5));
+        append(&transcript, &chat_fakes::claude_user(&format!("round {round}"), 500 + round));
+        let got = answer(&mut c, tag);
+        let want: String =
+            (count..).take(got.lines().count().max(1)).map(|i| format!("message {i:08}-user\n")).collect();
+        assert_eq!(got, want, "round {round}");
+        count += got.lines().count();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    lister.join().unwrap();
+}
+
+#[test]
+fn linux_filling_the_rest_of_one_read_gets_0_bytes_at_once_and_its_next_read_parks() {
+    // Linux's p9_client_read loops until a read comes back empty: after a
+    // wait answered 22 of a 4,096-byte read(2), it asks for the 4,074 left
+    // at offset 22. That continuation must answer 0 bytes at once (or the
+    // read(2), and `head -n 1 wait`, would never return); the next read(2)
+    // parks as any read does.
+    let fx = Fixture::new();
+    let transcript = fx.claude(100, CLAUDE_SID);
+    let d = fixture_daemon(&fx);
+    let before = d.session(Dialect::P2000u).list("/active/claude/100/chat", 4, 8192).len();
+    let mut c = d.session(Dialect::L);
+    c.walk_path("/active/claude/100/wait", 1);
+    assert!(matches!(c.rpc(&Tmsg::Lopen { fid: 1, flags: 0 }).msg(), Rmsg::Lopen { .. }));
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid: 1, offset: 0, count: 4096 });
+    assert_parked(&mut c);
+    append(&transcript, &chat_fakes::claude_user("are you there?", 500));
+    let line = format!("message {before:08}-user\n");
+    assert_eq!(answer(&mut c, tag), line);
+    let n = line.len() as u64;
+    let r = c.rpc(&Tmsg::Read { fid: 1, offset: n, count: 4096 - n as u32 });
+    assert_eq!(r.data(), b"", "the continuation of the read(2) answers 0 bytes");
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid: 1, offset: n, count: 4096 });
+    assert_parked(&mut c);
+    append(&transcript, &chat_fakes::claude_user("still there?", 501));
+    assert_eq!(answer(&mut c, tag), format!("message {:08}-user\n", before + 1));
+}

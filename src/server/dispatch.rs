@@ -295,6 +295,10 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             Ok(None)
         }
         Some(Opened::Wait(reader)) => {
+            if w.waits.read_arrived(reader, offset, count) {
+                conn.reply(tag, &Rmsg::Read { data: &[] }, trace);
+                return Ok(None);
+            }
             if w.waits.parked >= w.cfg.max_waits {
                 w.refusals.warn(format_args!("conn {}: at --max-waits {}", conn.id, w.cfg.max_waits));
                 return Err(Error::TooManyWaits);

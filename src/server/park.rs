@@ -112,6 +112,10 @@ impl Reqs {
         self.slab.get(id.key).filter(|r| r.gen == id.gen)
     }
 
+    fn get_mut(&mut self, id: Id) -> Option<&mut Record> {
+        self.slab.get_mut(id.key).filter(|r| r.gen == id.gen)
+    }
+
     /// Records alive, and records that yielded for the next turn.
     /// Give back the record slab's room past its last live record.
     pub(crate) fn shrink_to_fit(&mut self) {
@@ -333,6 +337,12 @@ impl Server {
             return self.step(id, Event::Refreshed(Ok(r)));
         }
         if let Some(r) = self.reqs.refreshes.get(refresh.key()).copied().filter(|r| self.reqs.get(*r).is_some()) {
+            // A refresh under way may have sized the file before what this
+            // request must see was written (a wait woken by that very
+            // append): unless an older index will do, it goes round again.
+            if let (false, Some(Job::Refresh(running))) = (recent, self.reqs.get_mut(r).map(|rec| &mut rec.job)) {
+                running.again();
+            }
             return self.reqs.wait_for(r, id);
         }
         let key = refresh.key().clone();

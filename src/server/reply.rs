@@ -15,6 +15,7 @@ use crate::tree::{Entry, Tree};
 
 use super::conn::{Conn, Fid, Open, Opened};
 use super::jobs::cx::Cursor;
+use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
 use super::watch::{hold_for_machine, AgentKey, Reader, ReaderRef};
 use super::world::World;
@@ -74,6 +75,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
                 eprintln!("-{}-> Rread tag {tag} count {} (wait)", conn.id, bytes.len() - 11);
             }
             conn.outq.extend_from_slice(&bytes);
+            world.waits.read_answered(reader, bytes.len() - RREAD_HEADER_BYTES);
             if let Some(cursor) = cursor {
                 move_cursor(world, reader, cursor);
             }

@@ -88,6 +88,29 @@ pub(crate) struct ReaderRef {
     pub gen: u32,
 }
 
+/// A reader as the table keeps it: its generation, and what its last read
+/// asked for or left unfilled (`Waits::read_arrived`).
+struct Slot {
+    gen: u32,
+    reader: Reader,
+    read: LastRead,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LastRead {
+    None,
+    /// A read at `offset` for `count` bytes is being answered.
+    Asked {
+        offset: u64,
+        count: u32,
+    },
+    /// Its answer filled only part: a read continuing it would be here.
+    Left {
+        offset: u64,
+        count: u32,
+    },
+}
+
 /// One inotify watch descriptor, and who it is for: the agents watching
 /// it, each with the name an event must carry (a directory's) or none (a
 /// file's own events).
@@ -146,7 +169,7 @@ pub(crate) struct WatchPath {
 }
 
 pub(crate) struct Waits {
-    readers: Slab<(u32, Reader)>,
+    readers: Slab<Slot>,
     next_gen: u32,
     inotify: Option<OwnedFd>,
     /// Whether a read of the inotify fd is in flight.
@@ -184,16 +207,49 @@ impl Waits {
         if matches!(r, Reader::Machine { .. }) {
             self.machine.readers += 1;
         }
-        let key = self.readers.insert((self.next_gen, r));
+        let key = self.readers.insert(Slot { gen: self.next_gen, reader: r, read: LastRead::None });
         ReaderRef { key: u32::try_from(key).expect("readers are bounded by the fid caps"), gen: self.next_gen }
     }
 
     pub(crate) fn reader(&self, r: ReaderRef) -> Option<&Reader> {
-        self.readers.get(r.key as usize).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
+        self.slot(r).map(|s| &s.reader)
     }
 
     pub(crate) fn reader_mut(&mut self, r: ReaderRef) -> Option<&mut Reader> {
-        self.readers.get_mut(r.key as usize).filter(|(g, _)| *g == r.gen).map(|(_, r)| r)
+        self.slot_mut(r).map(|s| &mut s.reader)
+    }
+
+    fn slot(&self, r: ReaderRef) -> Option<&Slot> {
+        self.readers.get(r.key as usize).filter(|s| s.gen == r.gen)
+    }
+
+    fn slot_mut(&mut self, r: ReaderRef) -> Option<&mut Slot> {
+        self.readers.get_mut(r.key as usize).filter(|s| s.gen == r.gen)
+    }
+
+    /// A read of reader `r` at `offset` for `count` bytes arrived: whether
+    /// it continues the answer just delivered — at the offset where that
+    /// answer ended, asking for exactly what it left of its count. That
+    /// is Linux's 9p client filling the rest of one read(2): it reads on
+    /// until a read comes back empty, so the continuation is answered 0
+    /// bytes at once (`dispatch`), and the read(2) returns the lines. A
+    /// client that reads a fixed count never sends one.
+    pub(crate) fn read_arrived(&mut self, r: ReaderRef, offset: u64, count: u32) -> bool {
+        let Some(s) = self.slot_mut(r) else { return false };
+        let continues = s.read == LastRead::Left { offset, count };
+        s.read = if continues { LastRead::None } else { LastRead::Asked { offset, count } };
+        continues
+    }
+
+    /// An answer of `len` bytes was delivered to reader `r`'s last read.
+    pub(crate) fn read_answered(&mut self, r: ReaderRef, len: usize) {
+        let Some(s) = self.slot_mut(r) else { return };
+        s.read = match s.read {
+            LastRead::Asked { offset, count } if len > 0 && (len as u64) < u64::from(count) => {
+                LastRead::Left { offset: offset.saturating_add(len as u64), count: count - len as u32 }
+            }
+            _ => LastRead::None,
+        };
     }
 
     /// A reader is clunked: its watches go with it when it was the last.
@@ -202,7 +258,7 @@ impl Waits {
         if self.reader(r).is_none() {
             return Vec::new();
         }
-        let (_, reader) = self.readers.remove(r.key as usize);
+        let reader = self.readers.remove(r.key as usize).reader;
         match reader {
             Reader::Agent { agent, .. } => self.release(agent).into_iter().collect(),
             Reader::Machine { held, .. } => {

@@ -76,6 +76,9 @@ pub(crate) struct Refresh {
     marked: Option<usize>,
     /// For a `wait` reader: its entry may be made past the pool's cap.
     watched: bool,
+    /// Joined, after the file was sized, by a request that needs it as it
+    /// is now: once done, look at the file again (`again`).
+    again: bool,
 }
 
 enum Stage {
@@ -117,7 +120,19 @@ impl Refresh {
             spare: Vec::new(),
             marked: None,
             watched,
+            again: false,
         })
+    }
+
+    /// A request that needs the index as the file is now joined this
+    /// refresh: if the file was sized already, what was written since is
+    /// not in what this refresh reads, so it looks at the file once more
+    /// before it wakes anyone. One flag, however many join: the second
+    /// look starts after all of them.
+    pub(crate) fn again(&mut self) {
+        if !matches!(self.stage, Stage::Open(_)) {
+            self.again = true;
+        }
     }
 
     /// The transcript it refreshes: one refresh per key at a time.
@@ -127,6 +142,8 @@ impl Refresh {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         if let Event::Start = ev {
+            // (Again, too: what the last look read is not this one's.)
+            (self.head, self.tail, self.read) = (None, None, None);
             let probe = Probe::new(Target::Beneath(self.backing.clone()), Kind::Read, cx.cfg.allow_hard_links);
             self.stage = Stage::Open(Batch::one(probe));
         }
@@ -284,9 +301,14 @@ impl Refresh {
         self.next_window(cx)
     }
 
-    /// The refresh is over: unmark the entry and wake every waiter.
+    /// The refresh is over: unmark the entry and wake every waiter — or,
+    /// when a request that needs the file as it is now joined it late,
+    /// look at the file again first.
     fn done(&mut self, cx: &mut Cx, result: Result<(), Error>) -> Step {
         self.unmark(cx);
+        if std::mem::take(&mut self.again) && result.is_ok() {
+            return self.step(Event::Start, cx);
+        }
         let result = result.and_then(|()| {
             let r = self.entry.ok_or(Error::NotFound)?;
             Ok(ChatRef { i: r.i, gen: cx.chats.at(r.i).gen })

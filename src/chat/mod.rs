@@ -53,11 +53,13 @@ mod conv;
 mod cursor;
 mod escape;
 mod index;
+mod pi;
 pub(crate) mod pool;
 mod render;
 mod scan;
 mod store;
 mod time;
+pub mod usage;
 mod walk;
 
 #[cfg(test)]
@@ -108,6 +110,10 @@ pub enum Format {
     /// Codex's `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, wrapped
     /// (`{timestamp, type, payload}`) or legacy (bare items).
     Codex,
+    /// pi's `~/.pi/agent/sessions/<dir>/<time>_<id>.jsonl` and omp's
+    /// `~/.omp/agent/sessions/...`: one format, a tree of entries whose
+    /// current branch is the chat.
+    Pi,
 }
 
 /// Who spoke. A message's name ends in `Kind::label`, or in its tool's

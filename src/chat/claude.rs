@@ -13,7 +13,8 @@
 //! A chat is a main session's (it hangs off an `/active` entry), so it is
 //! the main thread: every record marked `"isSidechain": true` — a
 //! subagent's, written inline by 1.0.x — is skipped, wherever it stands,
-//! even before the main thread's first record.
+//! even before the main thread's first record. Its tokens still count in
+//! the usage (`count`), once per reply.
 
 use super::conv::{self, Call, Conv, PartKeys, Pending};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};

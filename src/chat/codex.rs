@@ -9,7 +9,9 @@
 //! when it has one, is the harness speaking. Rollouts written before the
 //! `{timestamp, type, payload}` envelope (September 2025) hold the items
 //! bare, one per line, and are read the same way. docs/CHAT.md has the
-//! whole table.
+//! whole table. The usage is the last `token_count` event's running total
+//! (the only event walked past its type), by the model `turn_context`
+//! names.
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Store};

@@ -1,7 +1,7 @@
 //! What a chat carries from line to line, and the shapes the formats
 //! share: a tool call, its result, and content made of parts.
 
-use super::pi::Tree;
+use super::branch::Tree;
 use super::store::{hash, Calls, Full, Span, Spans, Store, Tools, LIT_EMPTY, LIT_IMAGE};
 use super::time::parse_time;
 use super::usage::{Tally, Usage};

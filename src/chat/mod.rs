@@ -60,6 +60,7 @@
 //! The caps are loud: past `max_messages` the index is `full`, and the
 //! listing is to answer an error rather than a shorter list.
 
+mod branch;
 mod claude;
 mod codex;
 mod conv;

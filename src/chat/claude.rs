@@ -13,11 +13,12 @@
 //! A chat is a main session's (it hangs off an `/active` entry), so it is
 //! the main thread: every record marked `"isSidechain": true` — a
 //! subagent's, written inline by 1.0.x — is skipped, wherever it stands,
-//! even before the main thread's first record.
+//! even before the main thread's first record. Its tokens still count in
+//! the usage (`count`), once per reply.
 
 use super::conv::{self, Call, Conv, PartKeys, Pending};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
-use super::walk::{Node, Rec, Schema, Val, LEAF};
+use super::walk::{any_nested, Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -56,17 +57,25 @@ const COMMAND_MODE: u8 = 30;
 const ORIGIN: u8 = 31;
 const ATTACHMENT_CONTENT: u8 = 32;
 const ORIGIN_KIND: u8 = 33;
+/// `message.id`, `message.model`, `message.usage` and its counts.
+const MESSAGE_ID: u8 = 34;
+const MODEL: u8 = 35;
+const USAGE: u8 = 36;
+const INPUT_TOKENS: u8 = 37;
+const OUTPUT_TOKENS: u8 = 38;
+const CACHE_READ: u8 = 39;
+const CACHE_WRITE: u8 = 40;
 
 /// The schema of a Claude Code record.
-pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted };
+pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted, nested: any_nested };
 
 /// The record types that can hold a message.
 fn wanted(ty: &[u8]) -> bool {
     matches!(ty, b"user" | b"assistant" | b"system" | b"attachment" | b"queue-operation")
 }
 
-static NODES: [Node; 34] = {
-    let mut s = [LEAF; 34];
+static NODES: [Node; 41] = {
+    let mut s = [LEAF; 41];
     s[ROOT as usize] = Node {
         keys: &[
             (b"type", TYPE),
@@ -81,7 +90,17 @@ static NODES: [Node; 34] = {
         ],
         elem: 0,
     };
-    s[MESSAGE as usize] = Node { keys: &[(b"content", CONTENT)], elem: 0 };
+    s[MESSAGE as usize] =
+        Node { keys: &[(b"content", CONTENT), (b"id", MESSAGE_ID), (b"model", MODEL), (b"usage", USAGE)], elem: 0 };
+    s[USAGE as usize] = Node {
+        keys: &[
+            (b"input_tokens", INPUT_TOKENS),
+            (b"output_tokens", OUTPUT_TOKENS),
+            (b"cache_read_input_tokens", CACHE_READ),
+            (b"cache_creation_input_tokens", CACHE_WRITE),
+        ],
+        elem: 0,
+    };
     s[CONTENT as usize] = Node { keys: &[], elem: BLOCK };
     s[BLOCK as usize] = Node {
         keys: &[
@@ -127,6 +146,9 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
     if !wanted(ty) {
         return Ok(());
     }
+    if ty == b"assistant" {
+        count(rec, root, conv);
+    }
     if rec.flag(root, SIDECHAIN) == Some(true) {
         return Ok(());
     }
@@ -143,6 +165,17 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
         b"queue-operation" => queue(rec, root, time, store, conv),
         _ => Ok(()),
     }
+}
+
+/// A reply's `message.usage`, counted once per `message.id` (its last
+/// record's). Sidechain records count: they are the tokens of subagents
+/// written inline, and a subagent's own file is all sidechain.
+fn count(rec: &Rec, root: usize, conv: &mut Conv) {
+    let Some(m) = rec.child(root, MESSAGE).filter(|&m| rec.val(m) == Val::Obj) else { return };
+    let Some(u) = rec.child(m, USAGE).filter(|&u| rec.val(u) == Val::Obj) else { return };
+    let n = |k: u8| rec.uint(u, k).unwrap_or(0);
+    let c = [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHE_READ), n(CACHE_WRITE), 0];
+    conv.tally.reply(&mut conv.usage, hash(rec.word(m, MESSAGE_ID)), rec.word(m, MODEL), &c);
 }
 
 fn message(rec: &Rec, root: usize, user: bool, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {

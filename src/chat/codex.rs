@@ -9,7 +9,9 @@
 //! when it has one, is the harness speaking. Rollouts written before the
 //! `{timestamp, type, payload}` envelope (September 2025) hold the items
 //! bare, one per line, and are read the same way. docs/CHAT.md has the
-//! whole table.
+//! whole table. The usage is the last `token_count` event's running total
+//! (the only event walked past its type), by the model `turn_context`
+//! names.
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Store};
@@ -34,6 +36,14 @@ const MESSAGE: u8 = 15;
 const PART: u8 = 16;
 const PART_TYPE: u8 = 17;
 const PART_TEXT: u8 = 18;
+/// `turn_context`'s model; a `token_count`'s running total.
+const MODEL: u8 = 19;
+const INFO: u8 = 20;
+const TOTAL: u8 = 21;
+const INPUT_TOKENS: u8 = 22;
+const CACHED_INPUT: u8 = 23;
+const OUTPUT_TOKENS: u8 = 24;
+const REASONING: u8 = 25;
 
 /// The keys of an item, wrapped in a payload or (legacy) bare.
 macro_rules! item_keys {
@@ -57,7 +67,7 @@ macro_rules! item_keys {
 }
 
 /// The schema of a codex record.
-pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted };
+pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted: walked, nested };
 
 /// The record types that can hold a message: items, wrapped or bare, and
 /// a compaction's summary.
@@ -65,10 +75,31 @@ fn wanted(ty: &[u8]) -> bool {
     matches!(ty, b"response_item" | b"compacted") || is_item(ty)
 }
 
-static NODES: [Node; 19] = {
-    let mut s = [LEAF; 19];
+/// The records worth walking: those that hold messages, and those that
+/// count tokens (the turn's model, the running total).
+fn walked(ty: &[u8]) -> bool {
+    wanted(ty) || matches!(ty, b"event_msg" | b"turn_context")
+}
+
+/// Of the UI's events, only the token counts are read.
+fn nested(record: &[u8], ty: &[u8]) -> bool {
+    record != b"event_msg" || ty == b"token_count"
+}
+
+static NODES: [Node; 26] = {
+    let mut s = [LEAF; 26];
     s[ROOT as usize] = Node { keys: item_keys!((b"timestamp", TIMESTAMP), (b"payload", PAYLOAD),), elem: 0 };
-    s[PAYLOAD as usize] = Node { keys: item_keys!(), elem: 0 };
+    s[PAYLOAD as usize] = Node { keys: item_keys!((b"model", MODEL), (b"info", INFO),), elem: 0 };
+    s[INFO as usize] = Node { keys: &[(b"total_token_usage", TOTAL)], elem: 0 };
+    s[TOTAL as usize] = Node {
+        keys: &[
+            (b"input_tokens", INPUT_TOKENS),
+            (b"cached_input_tokens", CACHED_INPUT),
+            (b"output_tokens", OUTPUT_TOKENS),
+            (b"reasoning_output_tokens", REASONING),
+        ],
+        elem: 0,
+    };
     s[CONTENT as usize] = Node { keys: &[], elem: PART };
     s[SUMMARY as usize] = Node { keys: &[], elem: PART };
     s[OUTPUT as usize] = Node { keys: &[], elem: PART };
@@ -97,11 +128,14 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
     let Some(root) = rec.root() else { return Ok(()) };
     conv.stamp(rec.word(root, TIMESTAMP));
     let ty = rec.word(root, TYPE);
+    let payload = rec.child(root, PAYLOAD).filter(|&p| rec.val(p) == Val::Obj);
+    if let (b"turn_context" | b"event_msg", Some(p)) = (ty, payload) {
+        count(rec, ty, p, conv);
+    }
     if !wanted(ty) {
         return Ok(());
     }
     let time = conv.time();
-    let payload = rec.child(root, PAYLOAD).filter(|&p| rec.val(p) == Val::Obj);
     let item = match (ty, payload) {
         (b"response_item", Some(p)) => p,
         (b"compacted", Some(p)) => {
@@ -112,6 +146,25 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
         _ => return Ok(()),
     };
     item_line(rec, item, time, store, conv)
+}
+
+/// Tokens: a turn names its model; a `token_count` whose `info` is not
+/// null carries the session's running total, and the last one is the
+/// session's usage (what it grew by goes to the turn's model).
+fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) {
+    if ty == b"turn_context" {
+        let model = rec.word(payload, MODEL);
+        if !model.is_empty() {
+            conv.tally.model = model.to_vec();
+        }
+        return;
+    }
+    let info = rec.child(payload, INFO).filter(|&i| rec.val(i) == Val::Obj);
+    let Some(t) = info.and_then(|i| rec.child(i, TOTAL)).filter(|&t| rec.val(t) == Val::Obj) else { return };
+    let n = |k: u8| rec.uint(t, k).unwrap_or(0);
+    let c = [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHED_INPUT), 0, n(REASONING)];
+    let slot = conv.usage.slot(&conv.tally.model);
+    conv.usage.set_total(slot, &c);
 }
 
 /// Whether a bare record of this type is an item (a legacy rollout's).

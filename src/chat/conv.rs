@@ -1,8 +1,10 @@
-//! What a chat carries from line to line, and the shapes both formats
+//! What a chat carries from line to line, and the shapes the formats
 //! share: a tool call, its result, and content made of parts.
 
+use super::branch::Tree;
 use super::store::{hash, Calls, Full, Span, Spans, Store, Tools, LIT_EMPTY, LIT_IMAGE};
 use super::time::parse_time;
+use super::usage::{Tally, Usage};
 use super::walk::{Rec, Val};
 use super::Kind;
 
@@ -22,6 +24,11 @@ pub(crate) struct Conv {
     last: u32,
     /// Claude: prompts typed while the model worked.
     pub queue: Queue,
+    /// The session's tokens so far, and what counting them needs.
+    pub usage: Usage,
+    pub tally: Tally,
+    /// pi and omp: the entries' tree and the current branch.
+    pub tree: Tree,
 }
 
 /// Longest timestamp kept (`2026-09-24T12:51:26.691123456+02:00` is 35).
@@ -37,6 +44,9 @@ impl Conv {
             time: Some(0),
             last: 0,
             queue: Queue::default(),
+            usage: Usage::new(),
+            tally: Tally::default(),
+            tree: Tree::default(),
         }
     }
 

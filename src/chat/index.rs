@@ -26,8 +26,10 @@ use super::claude;
 use super::codex;
 use super::conv::Conv;
 use super::cursor::Cursor;
+use super::pi;
 use super::scan::{Simd, Visit};
 use super::store::{Full, Msg, Store};
+use super::usage::Usage;
 use super::walk::{Rec, Walker};
 use super::{Format, Kind, ID_DIGITS, MAX_MESSAGES_LIMIT};
 
@@ -50,12 +52,19 @@ pub struct Index {
     pub(crate) store: Store,
     conv: Conv,
     walker: Walker,
+    /// Where the head `probe` starts: past omp's title slot, which is
+    /// rewritten in place on a rename.
+    head_at: u64,
     head: [u8; PROBE_LEN],
     head_len: usize,
     tail: [u8; PROBE_LEN],
     tail_len: usize,
     pub(crate) cursor: Cursor,
 }
+
+/// The opening of omp's title slot: a fixed-width first line the harness
+/// rewrites in place when the session is renamed.
+const TITLE_SLOT: &[u8] = br#"{"type":"title""#;
 
 /// What a stat of a message says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +96,7 @@ impl Index {
         let schema = match format {
             Format::Claude => &claude::SCHEMA,
             Format::Codex => &codex::SCHEMA,
+            Format::Pi => &pi::SCHEMA,
         };
         Index {
             format,
@@ -96,6 +106,7 @@ impl Index {
             store: Store::new(max_messages, max_messages.saturating_mul(SPANS_PER_MESSAGE)),
             conv: Conv::new(),
             walker: Walker::new(schema),
+            head_at: 0,
             head: [0; PROBE_LEN],
             head_len: 0,
             tail: [0; PROBE_LEN],
@@ -118,13 +129,23 @@ impl Index {
         self.covered
     }
 
-    /// Messages indexed.
+    /// Messages in the chat (for pi and omp, on the current branch).
     pub fn len(&self) -> usize {
-        self.store.msgs.len()
+        self.conv.tree.len(self.store.msgs.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.store.msgs.is_empty()
+        self.len() == 0
+    }
+
+    /// The store's message that is the chat's message `id`.
+    pub(crate) fn slot(&self, id: usize) -> Option<usize> {
+        self.conv.tree.slot(id, self.store.msgs.len())
+    }
+
+    /// The session's tokens, as far as it is indexed.
+    pub fn usage(&self) -> &Usage {
+        &self.conv.usage
     }
 
     /// The transcript has more messages than the index holds: nothing past
@@ -143,6 +164,12 @@ impl Index {
         if self.full || file_offset != self.covered {
             return 0;
         }
+        if self.conv.tree.moved {
+            return self.skip(bytes);
+        }
+        if self.covered == 0 && self.format == Format::Pi && bytes.starts_with(TITLE_SLOT) {
+            self.head_at = memchr::memchr(b'\n', bytes).map_or(0, |n| n as u64 + 1);
+        }
         let mut feed = Feed {
             bytes,
             at: file_offset,
@@ -159,14 +186,28 @@ impl Index {
         self.full = full;
         self.remember_ends(&bytes[..used]);
         self.covered += used as u64;
+        if self.conv.tree.moved {
+            return used + self.skip(&bytes[used..]);
+        }
+        used
+    }
+
+    /// The chat moved to another branch and would renumber what was
+    /// listed: complete lines are passed over, unread, until the caller
+    /// sees `unchanged` fail and starts over.
+    fn skip(&mut self, bytes: &[u8]) -> usize {
+        let used = memchr::memrchr(b'\n', bytes).map_or(0, |n| n + 1);
+        self.remember_ends(&bytes[..used]);
+        self.covered += used as u64;
         used
     }
 
     /// Keeps the first and last `PROBE_LEN` bytes covered, given the bytes
     /// just added.
     fn remember_ends(&mut self, added: &[u8]) {
-        let take = added.len().min(PROBE_LEN - self.head_len);
-        self.head[self.head_len..self.head_len + take].copy_from_slice(&added[..take]);
+        let skip = self.head_at.saturating_sub(self.covered).min(added.len() as u64) as usize;
+        let take = (added.len() - skip).min(PROBE_LEN - self.head_len);
+        self.head[self.head_len..self.head_len + take].copy_from_slice(&added[skip..skip + take]);
         self.head_len += take;
         if added.len() >= PROBE_LEN {
             self.tail.copy_from_slice(&added[added.len() - PROBE_LEN..]);
@@ -181,19 +222,26 @@ impl Index {
 
     /// Where the bytes `unchanged` compares are.
     pub fn probe(&self) -> Probe {
-        Probe { head: (0, self.head_len), tail: (self.covered - self.tail_len as u64, self.tail_len) }
+        Probe { head: (self.head_at, self.head_len), tail: (self.covered - self.tail_len as u64, self.tail_len) }
     }
 
     /// Whether the file still holds what was indexed, given the bytes at
     /// `probe()`'s ranges read afresh. A file that grew and kept them is
     /// indexed on from `covered()`; one that shrank, was born again under
-    /// the same inode, or fails this is another file: start over.
+    /// the same inode, or fails this is another file: start over. So is a
+    /// pi or omp session whose chat moved to another branch in a way that
+    /// renumbers messages already listed. A true answer means the chat as
+    /// it stands may have been listed: a later branch move keeps its ids.
     pub fn unchanged(&self, head: &[u8], tail: &[u8]) -> bool {
-        head == &self.head[..self.head_len] && tail == &self.tail[..self.tail_len]
+        let same = head == &self.head[..self.head_len] && tail == &self.tail[..self.tail_len];
+        if same && !self.conv.tree.moved {
+            self.conv.tree.handed.set(self.len());
+        }
+        same && !self.conv.tree.moved
     }
 
     fn msg(&self, id: usize) -> Option<&Msg> {
-        self.store.msgs.get(id)
+        self.store.msgs.get(self.slot(id)?)
     }
 
     /// Kind, time and size of message `id`.
@@ -269,12 +317,17 @@ impl Visit for Feed<'_> {
         let done = match self.format {
             Format::Claude => claude::line(&rec, self.store, self.conv),
             Format::Codex => codex::line(&rec, self.store, self.conv),
+            Format::Pi => pi::line(&rec, self.store, self.conv),
         };
         if done == Err(Full) {
             // A cap: this line is left whole for nobody, and the listing
             // says so instead of ending early.
             self.store.truncate(msgs, spans);
             self.full = true;
+            return false;
+        }
+        if self.conv.tree.moved {
+            // The rest is passed over (`Index::skip`).
             return false;
         }
         self.line = pos + 1;

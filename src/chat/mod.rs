@@ -1,4 +1,5 @@
-//! `chat`: a harness transcript read as numbered messages, one file each.
+//! `chat`: a harness transcript read as numbered messages, one file each,
+//! and the session's token usage.
 //!
 //! ```text
 //! chat/00000000-user  00000001-assistant  00000002-bash  00000003-bash-result ...
@@ -44,20 +45,35 @@
 //! index remembers where its last reads of a few messages stopped
 //! (`Cursor`): reading a long message front to back is linear.
 //!
+//! **pi and omp** (`Format::Pi`, `pi`) write a tree of entries: the chat
+//! is its current branch, the chain from the file's last entry back to a
+//! root. Every branch's messages are indexed where they stand and the chat
+//! is a view of them; a branch move that would renumber messages already
+//! listed stops the index and makes `Index::unchanged` fail, so the caller
+//! starts over (docs/CHAT.md, "Ids, as the file grows").
+//!
+//! **Usage** (`usage::Usage`, `Index::usage`) is counted in the same pass,
+//! from the harness's own records: Claude's `message.usage` once per reply,
+//! codex's last running total, pi's per reply; a few counters per model,
+//! nothing per message.
+//!
 //! The caps are loud: past `max_messages` the index is `full`, and the
 //! listing is to answer an error rather than a shorter list.
 
+mod branch;
 mod claude;
 mod codex;
 mod conv;
 mod cursor;
 mod escape;
 mod index;
+mod pi;
 pub(crate) mod pool;
 mod render;
 mod scan;
 mod store;
 mod time;
+pub mod usage;
 mod walk;
 
 #[cfg(test)]
@@ -108,6 +124,10 @@ pub enum Format {
     /// Codex's `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, wrapped
     /// (`{timestamp, type, payload}`) or legacy (bare items).
     Codex,
+    /// pi's `~/.pi/agent/sessions/<dir>/<time>_<id>.jsonl` and omp's
+    /// `~/.omp/agent/sessions/...`: one format, a tree of entries whose
+    /// current branch is the chat.
+    Pi,
 }
 
 /// Who spoke. A message's name ends in `Kind::label`, or in its tool's

@@ -44,8 +44,9 @@ impl ReadPlan {
 impl Index {
     /// The spans of message `id`, as a range of the store's.
     fn span_range(&self, id: usize) -> Option<std::ops::Range<usize>> {
-        let m = self.store.msgs.get(id)?;
-        let end = self.store.msgs.get(id + 1).map_or(self.store.spans.len(), |n| n.first as usize);
+        let slot = self.slot(id)?;
+        let m = self.store.msgs.get(slot)?;
+        let end = self.store.msgs.get(slot + 1).map_or(self.store.spans.len(), |n| n.first as usize);
         Some(m.first as usize..end)
     }
 
@@ -53,7 +54,7 @@ impl Index {
     /// (clipped to its size). `None` when there is no message `id`.
     pub fn render_plan(&self, id: usize, out_off: u64, count: u64) -> Option<ReadPlan> {
         let range = self.span_range(id)?;
-        let size = u64::from(self.store.msgs[id].size);
+        let size = u64::from(self.store.msgs[self.slot(id)?].size);
         let out_off = out_off.min(size);
         let count = count.min(size - out_off);
         let resume = self.resume_point(id, range.clone(), out_off);

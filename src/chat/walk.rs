@@ -40,6 +40,16 @@ pub(crate) struct Schema {
     /// The node of the record's `type`.
     pub kind: u8,
     pub wanted: fn(&[u8]) -> bool,
+    /// A `kind` one level down (a codex payload's `type`), given the
+    /// record's type when it came first (else empty): whether the rest of
+    /// the line is worth walking. Of codex's `event_msg`s only the token
+    /// counts are.
+    pub nested: fn(&[u8], &[u8]) -> bool,
+}
+
+/// For a schema whose records are worth walking whatever is nested.
+pub(crate) fn any_nested(_: &[u8], _: &[u8]) -> bool {
+    true
 }
 
 /// The kind of a recorded value.
@@ -129,6 +139,8 @@ pub(crate) struct Walker {
     str_at: usize,
     str_saved: u64,
     str_sid: u8,
+    /// The record's type, once read: its body's range in the line's bytes.
+    root_ty: (usize, usize),
     line: usize,
 }
 
@@ -145,6 +157,7 @@ impl Walker {
             str_at: 0,
             str_saved: 0,
             str_sid: 0,
+            root_ty: (0, 0),
             line: 0,
         }
     }
@@ -156,6 +169,7 @@ impl Walker {
         self.phase = Phase::Start;
         self.skip = 0;
         self.skip_entry = NONE;
+        self.root_ty = (0, 0);
         self.line = pos;
     }
 
@@ -283,7 +297,18 @@ impl Walker {
         e.end = end;
         e.out = out as u32;
         e.nl = out > 0 && !escape::ends_in_newline(body);
-        if self.str_sid == self.schema.kind && self.frames.len() == 1 && !(self.schema.wanted)(body) {
+        if self.str_sid != self.schema.kind {
+            return;
+        }
+        let stop = match self.frames.len() {
+            1 => {
+                self.root_ty = (self.str_at + 1, pos);
+                !(self.schema.wanted)(body)
+            }
+            2 => !(self.schema.nested)(bytes.get(self.root_ty.0..self.root_ty.1).unwrap_or(&[]), body),
+            _ => false,
+        };
+        if stop {
             self.phase = Phase::Done;
         }
     }
@@ -480,6 +505,17 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// A count at `parent`'s key `sid`: a number written as plain digits
+    /// (what harnesses write token counts as); `None` for anything else.
+    pub fn uint(&self, parent: usize, sid: u8) -> Option<u64> {
+        let e = &self.entries[self.child(parent, sid)?];
+        let digits = self.line.get(e.start as usize..e.end as usize)?;
+        if e.val != Val::Scalar || digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        digits.iter().try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+    }
+
     /// The body of a string, to be unescaped.
     pub fn str_span(&self, i: usize) -> Option<Span> {
         let e = &self.entries[i];
@@ -528,7 +564,7 @@ mod tests {
         Node { keys: &[(b"text", TEXT)], elem: 0 },
         LEAF,
     ];
-    static SCHEMA: Schema = Schema { nodes: &NODES, kind: B, wanted: |t| t != b"skip" };
+    static SCHEMA: Schema = Schema { nodes: &NODES, kind: B, wanted: |t| t != b"skip", nested: any_nested };
 
     struct One<'a>(&'a mut Walker, &'a [u8]);
     impl Visit for One<'_> {

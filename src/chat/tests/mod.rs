@@ -1,14 +1,17 @@
 //! The chat's tests: the seed's, rewritten for this code (`seed`), one per
 //! decision of docs/CHAT.md (`decisions`), reads at every offset and window
-//! (`reads`), random damage to real lines (`props`), and every real
-//! transcript in `../shared/data/transcripts` (`real`).
+//! (`reads`), random damage to real lines (`props`), every real
+//! transcript in `../shared/data/transcripts` (`real`), pi's and omp's
+//! branches (`pi`), and token usage against the raw records (`usage`).
 
 mod decisions;
+mod pi;
 mod props;
 mod reads;
 mod real;
 mod seed;
 mod speed;
+mod usage;
 
 use super::scan::Simd;
 use super::{Format, Index, MAX_MESSAGES_DEFAULT};

@@ -6,7 +6,7 @@ use crate::chat::scan::tests::all_simd;
 use crate::chat::Kind;
 use std::path::PathBuf;
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
+pub(super) const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
 
 /// Every transcript-like file there, with the format to read it as (the
 /// other harnesses' files are read as both: they must not break either).
@@ -15,7 +15,8 @@ pub(super) fn transcripts() -> Vec<(Format, PathBuf)> {
     for (sub, formats) in [
         ("claude", &[Format::Claude][..]),
         ("codex", &[Format::Codex][..]),
-        ("other", &[Format::Claude, Format::Codex][..]),
+        ("omp", &[Format::Pi][..]),
+        ("other", &[Format::Claude, Format::Codex, Format::Pi][..]),
     ] {
         let Ok(dir) = std::fs::read_dir(format!("{DIR}/{sub}")) else { continue };
         let mut paths: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -70,6 +71,8 @@ fn real_transcripts_index_the_same_with_every_classifier() {
             let ix = index_in_windows(format, &file, 1 << 16, simd);
             assert!(ix.store.msgs == reference.store.msgs, "{simd:?} {}", path.display());
             assert!(ix.store.spans == reference.store.spans, "{simd:?} {}", path.display());
+            assert_eq!(names(&ix), names(&reference), "{simd:?} {}", path.display());
+            assert_eq!(ix.usage(), reference.usage(), "{simd:?} {}", path.display());
         }
     }
 }

@@ -1,0 +1,257 @@
+//! `Usage`: a session's tokens by kind and by model, from the harness's own
+//! counts, gathered in the pass that indexes the chat.
+//!
+//! ```text
+//! input 1234
+//! output 567
+//! cache_read 89000
+//! cache_write 1200
+//! reasoning 0
+//! input.claude-opus-4-5 1234
+//! output.claude-opus-4-5 567
+//! ...
+//! ```
+//!
+//! The totals come first, always all five kinds; then, for each model in
+//! the order the session first used it, the same five as `<kind>.<model>`.
+//! A kind has no dot, so the model is everything after the first one. The
+//! numbers are what the harness wrote, never priced or re-derived: codex's
+//! `input` includes its cached input (its own meaning), Claude's and pi's
+//! do not. docs/CHAT.md says, per harness, which records are counted.
+//!
+//! Memory is the totals and one line of counts per model (a handful): the
+//! formats' interpreters keep what their dedupe needs (`Tally`), never a
+//! count per message.
+
+/// The kinds of tokens, in the order `render` writes them.
+pub const KINDS: [&str; 5] = ["input", "output", "cache_read", "cache_write", "reasoning"];
+
+/// Tokens by kind, in `KINDS`' order.
+pub type Counts = [u64; 5];
+
+/// Models one usage names apart. Sessions use a few; past this the rest
+/// are counted under `OTHER_MODEL`, and the totals stay exact.
+pub const MODELS_MAX: usize = 32;
+
+/// Longest model name kept, in bytes.
+pub const MODEL_NAME_MAX: usize = 64;
+
+/// Where the models past `MODELS_MAX` are counted.
+pub const OTHER_MODEL: &str = "other";
+
+/// Where counts whose record names no model are counted (a codex rollout
+/// before its first `turn_context`).
+pub const UNKNOWN_MODEL: &str = "unknown";
+
+/// A session's tokens.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    total: Counts,
+    models: Vec<(Vec<u8>, Counts)>,
+}
+
+impl Usage {
+    pub fn new() -> Usage {
+        Usage::default()
+    }
+
+    /// The session's tokens, by kind (in `KINDS`' order).
+    pub fn total(&self) -> Counts {
+        self.total
+    }
+
+    /// The tokens counted under `model`, if it was used.
+    pub fn model(&self, model: &[u8]) -> Option<Counts> {
+        self.models.iter().find(|(m, _)| m == model).map(|&(_, c)| c)
+    }
+
+    /// The models, in the order first used.
+    pub fn models(&self) -> impl Iterator<Item = (&[u8], Counts)> {
+        self.models.iter().map(|(m, c)| (&m[..], *c))
+    }
+
+    /// Nothing counted.
+    pub fn is_empty(&self) -> bool {
+        self.models.is_empty() && self.total == [0; 5]
+    }
+
+    /// Adds another session's counts (a subagent's): totals and models.
+    pub fn add(&mut self, other: &Usage) {
+        plus(&mut self.total, &other.total);
+        for (m, c) in &other.models {
+            let slot = self.slot(m);
+            plus(&mut self.models[slot].1, c);
+        }
+    }
+
+    /// The text of the `usage` file: one `name value` per line.
+    pub fn render(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (k, v) in KINDS.iter().zip(self.total) {
+            out.extend_from_slice(format!("{k} {v}\n").as_bytes());
+        }
+        for (m, c) in &self.models {
+            for (k, v) in KINDS.iter().zip(c) {
+                out.extend_from_slice(k.as_bytes());
+                out.push(b'.');
+                out.extend_from_slice(m);
+                out.extend_from_slice(format!(" {v}\n").as_bytes());
+            }
+        }
+        out
+    }
+
+    /// The place of `raw` among the models, added if new: its name made
+    /// safe for a line (anything but printable ASCII other than space is
+    /// `-`), cut at `MODEL_NAME_MAX`; empty is `UNKNOWN_MODEL`.
+    pub(crate) fn slot(&mut self, raw: &[u8]) -> usize {
+        let raw = if raw.is_empty() { UNKNOWN_MODEL.as_bytes() } else { raw };
+        let n = raw.len().min(MODEL_NAME_MAX);
+        let name: Vec<u8> = raw[..n].iter().map(|&c| if c.is_ascii_graphic() { c } else { b'-' }).collect();
+        if let Some(i) = self.models.iter().position(|(m, _)| *m == name) {
+            return i;
+        }
+        if self.models.len() >= MODELS_MAX - 1 && name != OTHER_MODEL.as_bytes() {
+            return self.slot(OTHER_MODEL.as_bytes());
+        }
+        self.models.push((name, [0; 5]));
+        self.models.len() - 1
+    }
+
+    /// Counts `c` for the model at `slot`, and in the totals.
+    pub(crate) fn count(&mut self, slot: usize, c: &Counts) {
+        plus(&mut self.total, c);
+        if let Some((_, m)) = self.models.get_mut(slot) {
+            plus(m, c);
+        }
+    }
+
+    /// Takes back counts `c` counted for `slot` (a record superseded).
+    pub(crate) fn uncount(&mut self, slot: usize, c: &Counts) {
+        minus(&mut self.total, c);
+        if let Some((_, m)) = self.models.get_mut(slot) {
+            minus(m, c);
+        }
+    }
+
+    /// The totals are `c`, as a harness that keeps a running total says;
+    /// what they grew by is counted for the model at `slot`.
+    pub(crate) fn set_total(&mut self, slot: usize, c: &Counts) {
+        let grew: Counts = std::array::from_fn(|k| c[k].saturating_sub(self.total[k]));
+        if let Some((_, m)) = self.models.get_mut(slot) {
+            plus(m, &grew);
+        }
+        self.total = *c;
+    }
+}
+
+fn plus(a: &mut Counts, b: &Counts) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = x.saturating_add(*y);
+    }
+}
+
+fn minus(a: &mut Counts, b: &Counts) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = x.saturating_sub(*y);
+    }
+}
+
+/// What a format keeps between lines to count each reply once.
+///
+/// Claude Code writes one record per content block of a reply, each with
+/// the reply's `message.usage`; the input and cache counts repeat, the
+/// output count grows while the reply streams, so the last record of a
+/// `message.id` is the one to count. Its records are consecutive in every
+/// real transcript (checked over `../shared/data`), so the reply being
+/// counted is the only state: a record of the same id replaces its counts,
+/// another id starts a new reply. A reply whose records were interleaved
+/// with another's would be counted once per run of its records.
+///
+/// Codex keeps a running total: the model of the turn is the only state
+/// (its name: a model is named in the usage once it has counted).
+#[derive(Default)]
+pub(crate) struct Tally {
+    /// The reply being counted: the hash of its id (0: none), its model's
+    /// slot, and its counts as counted.
+    reply: (u64, usize, Counts),
+    /// Codex: the model of the current turn, once known.
+    pub model: Vec<u8>,
+}
+
+impl Tally {
+    /// A reply's record with id hash `id` (0 when it has none) counts `c`
+    /// for model `model`: replacing its earlier record's counts.
+    pub fn reply(&mut self, usage: &mut Usage, id: u64, model: &[u8], c: &Counts) {
+        let slot = usage.slot(model);
+        if id != 0 && self.reply.0 == id {
+            let (_, old_slot, old) = self.reply;
+            usage.uncount(old_slot, &old);
+        }
+        usage.count(slot, c);
+        self.reply = (id, slot, *c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_is_the_totals_then_each_model_by_kind() {
+        let mut u = Usage::new();
+        let a = u.slot(b"opus");
+        u.count(a, &[1, 2, 3, 4, 0]);
+        let b = u.slot(b"qwen3.5:latest");
+        u.count(b, &[10, 20, 0, 0, 5]);
+        let want = "input 11\noutput 22\ncache_read 3\ncache_write 4\nreasoning 5\n\
+            input.opus 1\noutput.opus 2\ncache_read.opus 3\ncache_write.opus 4\nreasoning.opus 0\n\
+            input.qwen3.5:latest 10\noutput.qwen3.5:latest 20\ncache_read.qwen3.5:latest 0\n\
+            cache_write.qwen3.5:latest 0\nreasoning.qwen3.5:latest 5\n";
+        assert_eq!(String::from_utf8(u.render()).unwrap(), want);
+        assert_eq!(String::from_utf8(Usage::new().render()).unwrap().lines().count(), 5, "totals always");
+    }
+
+    #[test]
+    fn a_later_record_of_the_same_reply_replaces_its_counts() {
+        let (mut u, mut t) = (Usage::new(), Tally::default());
+        t.reply(&mut u, 7, b"m", &[5, 1, 0, 0, 0]);
+        t.reply(&mut u, 7, b"m", &[5, 9, 0, 0, 0]);
+        t.reply(&mut u, 8, b"m", &[2, 2, 0, 0, 0]);
+        t.reply(&mut u, 0, b"m", &[1, 1, 0, 0, 0]);
+        t.reply(&mut u, 0, b"m", &[1, 1, 0, 0, 0]);
+        assert_eq!(u.total(), [9, 13, 0, 0, 0], "an id counts once, its last record; no id counts each");
+    }
+
+    #[test]
+    fn a_running_total_is_the_total_and_its_growth_goes_to_the_model_in_use() {
+        let mut u = Usage::new();
+        let a = u.slot(b"a");
+        u.set_total(a, &[10, 1, 0, 0, 0]);
+        let b = u.slot(b"b");
+        u.set_total(b, &[15, 3, 0, 0, 0]);
+        assert_eq!(u.total(), [15, 3, 0, 0, 0]);
+        assert_eq!((u.model(b"a"), u.model(b"b")), (Some([10, 1, 0, 0, 0]), Some([5, 2, 0, 0, 0])));
+    }
+
+    #[test]
+    fn adding_merges_models_by_name_and_past_the_cap_the_rest_is_other() {
+        let mut u = Usage::new();
+        for i in 0..MODELS_MAX + 5 {
+            let s = u.slot(format!("m{i}").as_bytes());
+            u.count(s, &[1, 0, 0, 0, 0]);
+        }
+        assert_eq!(u.models().count(), MODELS_MAX);
+        assert_eq!(u.model(OTHER_MODEL.as_bytes()), Some([6, 0, 0, 0, 0]));
+        let mut sum = Usage::new();
+        sum.add(&u);
+        sum.add(&u);
+        assert_eq!(sum.total(), [2 * (MODELS_MAX as u64 + 5), 0, 0, 0, 0]);
+        assert_eq!(sum.model(b"m0"), Some([2, 0, 0, 0, 0]));
+        let s = sum.slot(b"bad name\n");
+        assert_eq!(sum.models().nth(s).unwrap().0, OTHER_MODEL.as_bytes(), "past the cap");
+        let mut v = Usage::new();
+        let s = v.slot(b"bad name\n");
+        assert_eq!(v.models().nth(s).unwrap().0, b"bad-name-");
+    }
+}

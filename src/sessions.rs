@@ -79,14 +79,10 @@ pub(crate) struct Found {
     pub rel: Vec<u8>,
 }
 
-/// The chat format of a harness's transcripts, where the daemon renders
-/// one. omp's and pi's come with `chat::Format::Pi` (another branch).
-pub(crate) fn chat_format(h: Harness) -> Option<crate::chat::Format> {
-    match h {
-        Harness::Claude => Some(crate::chat::Format::Claude),
-        Harness::Codex => Some(crate::chat::Format::Codex),
-        _ => None,
-    }
+/// The chat format of a session's node: a subagent's own transcript is
+/// read as one (`Format::of`).
+pub(crate) fn chat_format(key: &SessionKey) -> Option<crate::chat::Format> {
+    crate::chat::Format::of(key.harness, key.sub.is_some())
 }
 
 fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {

@@ -10,11 +10,13 @@
 //! snapshots, modes, reminders, listings — is bookkeeping and no message.
 //! docs/CHAT.md has the whole table.
 //!
-//! A chat is a main session's (it hangs off an `/active` entry), so it is
-//! the main thread: every record marked `"isSidechain": true` — a
-//! subagent's, written inline by 1.0.x — is skipped, wherever it stands,
-//! even before the main thread's first record. Its tokens still count in
-//! the usage (`count`), once per reply.
+//! A main session's chat is the main thread: every record marked
+//! `"isSidechain": true` — a subagent's, written inline by 1.0.x — is
+//! skipped, wherever it stands, even before the main thread's first
+//! record. Its tokens still count in the usage (`count`), once per reply.
+//! A subagent's own file (`Format::ClaudeAgent`: `<sid>/subagents/agent-*`
+//! and the pre-2.1 sibling `agent-*.jsonl`) is all sidechain, and its
+//! records are its chat.
 
 use super::conv::{self, Call, Conv, PartKeys, Pending};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
@@ -138,8 +140,9 @@ static NODES: [Node; 41] = {
 
 const PARTS: PartKeys = PartKeys { ty: PART_TYPE, text: PART_TEXT };
 
-/// The messages of one record.
-pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
+/// The messages of one record; `subagent` when the file is a subagent's
+/// own, whose sidechain records are its conversation.
+pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv, subagent: bool) -> Result<(), Full> {
     let Some(root) = rec.root() else { return Ok(()) };
     conv.stamp(rec.word(root, TIMESTAMP));
     let ty = rec.word(root, TYPE);
@@ -149,7 +152,7 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
     if ty == b"assistant" {
         count(rec, root, conv);
     }
-    if rec.flag(root, SIDECHAIN) == Some(true) {
+    if !subagent && rec.flag(root, SIDECHAIN) == Some(true) {
         return Ok(());
     }
     let time = conv.time();

@@ -94,7 +94,7 @@ impl Index {
     pub(crate) fn with_simd(format: Format, max_messages: usize, simd: Simd) -> Index {
         let max_messages = max_messages.min(MAX_MESSAGES_LIMIT);
         let schema = match format {
-            Format::Claude => &claude::SCHEMA,
+            Format::Claude | Format::ClaudeAgent => &claude::SCHEMA,
             Format::Codex => &codex::SCHEMA,
             Format::Pi => &pi::SCHEMA,
         };
@@ -315,7 +315,8 @@ impl Visit for Feed<'_> {
         let rec = Rec { line, at: self.at + self.line as u64, entries: &self.walker.entries };
         let (msgs, spans) = (self.store.msgs.len(), self.store.spans.len());
         let done = match self.format {
-            Format::Claude => claude::line(&rec, self.store, self.conv),
+            Format::Claude => claude::line(&rec, self.store, self.conv, false),
+            Format::ClaudeAgent => claude::line(&rec, self.store, self.conv, true),
             Format::Codex => codex::line(&rec, self.store, self.conv),
             Format::Pi => pi::line(&rec, self.store, self.conv),
         };

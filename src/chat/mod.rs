@@ -128,6 +128,25 @@ pub enum Format {
     /// `~/.omp/agent/sessions/...`: one format, a tree of entries whose
     /// current branch is the chat.
     Pi,
+    /// A Claude Code subagent's own transcript: Claude's records, all of
+    /// them sidechain, which here are the conversation.
+    ClaudeAgent,
+}
+
+impl Format {
+    /// The format of a harness's transcripts (`subagent`: a subagent's own
+    /// file); none for a harness whose transcripts have no chat (dsh's are
+    /// zstd, hermes keeps a database).
+    pub fn of(h: crate::harness::Harness, subagent: bool) -> Option<Format> {
+        use crate::harness::Harness as H;
+        match h {
+            H::Claude if subagent => Some(Format::ClaudeAgent),
+            H::Claude => Some(Format::Claude),
+            H::Codex => Some(Format::Codex),
+            H::Omp | H::Pi => Some(Format::Pi),
+            H::Hermes | H::Dsh => None,
+        }
+    }
 }
 
 /// Who spoke. A message's name ends in `Kind::label`, or in its tool's

@@ -505,7 +505,7 @@ impl Tree {
             Loc::Session { part: SPart::Transcript, .. } => {
                 self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe)
             }
-            Loc::Session { key, part: SPart::Chat } if crate::sessions::chat_format(key.harness).is_none() => {
+            Loc::Session { key, part: SPart::Chat } if crate::sessions::chat_format(key).is_none() => {
                 Presence::Absent
             }
             Loc::Session { key, part: SPart::Agents } if key.harness == Harness::Dsh => Presence::Absent,
@@ -811,11 +811,7 @@ fn session_parent(key: &Rc<SessionKey>, part: SPart) -> Loc {
 pub(crate) fn chat_format(agents: &Agents, slot: u32, gen: u32) -> Option<crate::chat::Format> {
     let a = agents.get(slot, gen)?;
     a.session.as_ref()?.transcript.as_ref()?;
-    match a.found.harness {
-        Harness::Claude => Some(crate::chat::Format::Claude),
-        Harness::Codex => Some(crate::chat::Format::Codex),
-        _ => None,
-    }
+    crate::chat::Format::of(a.found.harness, false)
 }
 
 /// A derived node's qid path: stable for the agent's life, synthetic, and

@@ -163,6 +163,18 @@ fn a_main_chat_skips_sidechain_records_that_come_first() {
 }
 
 #[test]
+fn a_subagents_own_file_is_all_sidechain_and_its_records_are_its_chat() {
+    // `<sid>/subagents/agent-*.jsonl` (and the pre-2.1 sibling files):
+    // read as a main chat it would be empty.
+    let file = [
+        r#"{"type":"user","isSidechain":true,"agentId":"a1","message":{"content":"task"}}"#,
+        r#"{"type":"assistant","isSidechain":true,"agentId":"a1","message":{"content":[{"type":"text","text":"done"}]}}"#,
+    ];
+    assert_eq!(said(Format::Claude, &file), pairs(&[]));
+    assert_eq!(said(Format::ClaudeAgent, &file), pairs(&[("user", "task\n"), ("assistant", "done\n")]));
+}
+
+#[test]
 fn a_main_chat_skips_sidechain_records_interleaved_with_its_own() {
     let got = said(
         Format::Claude,

@@ -27,7 +27,7 @@ fn expected(format: Format, vals: &[Value]) -> (Counts, HashMap<String, Counts>)
         e.iter_mut().zip(c).for_each(|(a, b)| *a += b);
     };
     match format {
-        Format::Claude => {
+        Format::Claude | Format::ClaudeAgent => {
             // Every id once, its last record; a reply without an id each time.
             let mut last: HashMap<String, (String, Counts)> = HashMap::new();
             let mut order = Vec::new();

@@ -101,7 +101,7 @@ impl Refresh {
                 (format, (a.found.harness, rel), backing)
             }
             ChatOf::Session(k) => {
-                let format = crate::sessions::chat_format(k.harness)?;
+                let format = crate::sessions::chat_format(k)?;
                 let backing = w.tree.beneath(k.harness, k.own_rel().to_vec())?;
                 (format, (k.harness, k.own_rel().to_vec()), backing)
             }

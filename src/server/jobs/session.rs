@@ -377,7 +377,7 @@ impl Looks {
 /// from here.
 pub(crate) fn agent_sub_chat(cx: &Cx, slot: u32, gen: u32, i: u32) -> Option<Entry> {
     let key = agent_sub_key(cx, slot, gen, i)?;
-    sessions::chat_format(key.harness)?;
+    sessions::chat_format(&key)?;
     let loc = Loc::Session { key: Rc::new(key), part: SPart::Chat };
     Some(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents))
 }

@@ -113,6 +113,32 @@ fn getattr_reports_the_files_real_size_times_and_links_and_read_only_modes() {
     assert_eq!((root.mode, root.nlink), (libc::S_IFDIR | 0o555, 2));
 }
 
+/// The walk's look answers the Tgetattr of Linux's lookup, once: the next
+/// Tgetattr looks again and sees the file as it is now.
+#[test]
+fn a_second_getattr_after_a_walk_sees_the_file_as_it_is_now() {
+    let (s, d) = world();
+    let mut c = d.session(Dialect::L);
+    c.walk_path(FILE, 1);
+    let path = s.home.join(".claude/projects/-src-app/a.jsonl");
+    std::fs::write(&path, [A, A].concat()).unwrap();
+    let _lookup = getattr(&mut c, 1);
+    assert_eq!(getattr(&mut c, 1).size, 2 * A.len() as u64, "the second Tgetattr looked afresh");
+}
+
+/// An open right after the walk skips its own look, but what it opened is
+/// still checked: a file that became a symlink since is not there.
+#[test]
+fn an_open_right_after_a_walk_still_refuses_what_the_file_became() {
+    let (s, d) = world();
+    let mut c = d.session(Dialect::L);
+    c.walk_path(FILE, 1);
+    let path = s.home.join(".claude/projects/-src-app/a.jsonl");
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", &path).unwrap();
+    assert_eq!(lerror(&lopen(&mut c, 1, DOTL_RDONLY)), libc::ENOENT as u32);
+}
+
 #[test]
 fn readdir_lists_every_entry_once_with_cookies_that_stay_valid() {
     let (_s, d) = world();

@@ -23,6 +23,7 @@ use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use crate::chat::pool::ChatRef;
+use crate::meta::Meta;
 use crate::proto::{self, Dialect, Rmsg};
 use crate::tree::{Entry, NodeId};
 
@@ -95,6 +96,35 @@ impl Open {
     }
 }
 
+/// How long the look a walk ended with stands for the next look at the
+/// same file on its connection: the Tgetattr Linux's lookup sends right
+/// after the Twalk (once), and the look before a Topen or Tlopen opens the
+/// file (which statx-es what it opened again). Linux sends both within a
+/// round trip of the walk, well under this on a one-vCPU TCG guest; a
+/// client that waits longer gets a fresh look. Within it, an Rgetattr may
+/// say what the file was up to this long ago — what a reply delayed this
+/// long on the wire would say — and never twice for one walk, so the
+/// second Tgetattr of a `stat(2)` always looks afresh.
+pub(crate) const LOOK_REUSE_FOR: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The look a walk on this connection last ended with, and when: see
+/// `LOOK_REUSE_FOR`. One a connection, boxed only while there is one.
+#[derive(Debug)]
+pub(crate) struct Look {
+    pub node: NodeId,
+    pub meta: Meta,
+    pub at: std::time::Instant,
+    /// A Tgetattr has answered from it: the next one looks again.
+    pub statted: bool,
+}
+
+impl Look {
+    /// Does it stand for a look at `node` now?
+    pub(crate) fn fresh_for(&self, node: NodeId) -> bool {
+        self.node == node && self.at.elapsed() < LOOK_REUSE_FOR
+    }
+}
+
 /// A fid: the node it names, whether that is a directory, and once open
 /// what it reads. Small, because a kernel mount keeps a million.
 #[derive(Clone, Debug)]
@@ -152,6 +182,8 @@ pub(crate) struct Conn {
     pub id: u64,
     /// When it was accepted: a Tversion is due within `--version-deadline`.
     pub accepted: std::time::Instant,
+    /// The look its last walk ended with (`LOOK_REUSE_FOR`).
+    pub look: Option<Box<Look>>,
 }
 
 impl Conn {
@@ -181,6 +213,7 @@ impl Conn {
             only_one: false,
             id,
             accepted: std::time::Instant::now(),
+            look: None,
         }
     }
 

@@ -192,7 +192,8 @@ fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) 
 /// (CONFORMANCE 22).
 fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> Decided {
     let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
-    let loc = w.tree.loc(f.node, &w.agents);
+    let node = f.node;
+    let loc = w.tree.loc(node, &w.agents);
     // The one write: an agent's zmx, opened for writing (truncation is
     // meaningless and allowed, so `echo name > zmx` works), with --allow-move.
     if let (true, Some(Loc::Agent { slot, gen, part: part @ Part::Field(crate::active::Field::Zmx) })) =
@@ -245,6 +246,13 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
         }
         Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) } => {
             Job::Derive(Box::new(jobs::derive::Derive::open(fid, slot, gen, part)))
+        }
+        // The walk's look said moments ago that it can be read
+        // (`LOOK_REUSE_FOR`): open it, and check what was opened.
+        loc @ Loc::Mirror(_)
+            if conn.look.as_ref().is_some_and(|l| l.fresh_for(node) && (l.meta.is_regular() || l.meta.is_dir())) =>
+        {
+            Job::Open(Box::new(jobs::open::Open::after_look(fid, loc)))
         }
         loc => Job::Open(Box::new(jobs::open::Open::new(fid, loc))),
     }))
@@ -363,7 +371,8 @@ fn read_dir(
 /// (`reply::stat_reply`).
 fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let f = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
-    let loc = w.tree.loc(f.node, &w.agents).ok_or(Error::NotFound)?;
+    let node = f.node;
+    let loc = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
     let job = match loc.clone() {
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
         Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
@@ -378,6 +387,12 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
             Some(Job::Session(Box::new(jobs::session::Session::node(None, key, part))))
         }
         Loc::Session { part: SPart::Chat | SPart::Agents, .. } => None,
+        Loc::Mirror(_) if conn.dialect == Dialect::L && reuse_look_for_getattr(conn, node) => {
+            let meta = conn.look.as_ref().expect("just checked").meta;
+            let entry = w.tree.entry(&loc, &Attr::Disk(meta), &w.agents);
+            super::reply::stat_reply(&w.tree, conn, tag, &entry, Some(&meta), w.cfg.trace);
+            return Ok(None);
+        }
         _ => Some(Job::Stat(Box::new(jobs::stat::Stat::new(loc.clone())))),
     };
     if job.is_some() {
@@ -397,8 +412,24 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     Ok(None)
 }
 
+/// Linux's lookup is a Twalk and then a Tgetattr of the new fid: the
+/// walk's look, if it is that file's and fresh, answers the first such
+/// Tgetattr (`LOOK_REUSE_FOR`); any other looks again.
+fn reuse_look_for_getattr(conn: &mut Conn, node: tree::NodeId) -> bool {
+    match conn.look.as_deref_mut() {
+        Some(l) if !l.statted && l.fresh_for(node) => {
+            l.statted = true;
+            true
+        }
+        _ => false,
+    }
+}
+
 fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
+    if conn.look.as_ref().is_some_and(|l| l.node == f.node) {
+        conn.look = None;
+    }
     w.fids_total -= 1;
     w.tree.release(f.node);
     if let Some(open) = f.open {

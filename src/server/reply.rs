@@ -13,13 +13,14 @@ use crate::meta::Meta;
 use crate::proto::{Dialect, Rmsg, WalkQids};
 use crate::tree::{Entry, Tree};
 
-use super::conn::{Conn, Fid, Open, Opened};
+use super::conn::{Conn, Fid, Look, Open, Opened};
 use super::jobs::cx::Cursor;
 use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
 use super::watch::{hold_for_machine, AgentKey, Reader, ReaderRef};
 use super::world::World;
 use std::collections::BTreeSet;
+use std::time::Instant;
 
 /// Write the answer to `tag` on `conn`.
 pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Result<Reply, Error>) {
@@ -33,9 +34,13 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             // Another request took newfid while this walk was parked.
             conn.error(tag, Error::FidInUse, trace);
         }
-        Reply::Walk { newfid, fid, qids, bind } => {
+        Reply::Walk { newfid, fid, qids, bind, look } => {
             if let Some((loc, is_dir)) = bind {
                 let node = world.tree.bind(&loc);
+                // A clone (no names) keeps the look of the file it names.
+                if let Some(m) = look {
+                    conn.look = Some(Box::new(Look { node, meta: *m, at: Instant::now(), statted: false }));
+                }
                 if newfid != fid {
                     world.fids_total += 1;
                 }

@@ -505,9 +505,7 @@ impl Tree {
             Loc::Session { part: SPart::Transcript, .. } => {
                 self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe)
             }
-            Loc::Session { key, part: SPart::Chat } if crate::sessions::chat_format(key).is_none() => {
-                Presence::Absent
-            }
+            Loc::Session { key, part: SPart::Chat } if crate::sessions::chat_format(key).is_none() => Presence::Absent,
             Loc::Session { key, part: SPart::Agents } if key.harness == Harness::Dsh => Presence::Absent,
             Loc::Session { .. } => Presence::Always,
             Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {

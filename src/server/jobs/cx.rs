@@ -116,6 +116,8 @@ pub(crate) enum Reply {
         newfid: u32,
         qids: Vec<Qid>,
         bind: Option<(Loc, bool)>,
+        /// What the look at the last name saw, when it was a file on disk.
+        look: Option<Box<crate::meta::Meta>>,
     },
     /// A stat's entry, and the file's meta where it is on disk (9P2000.L's
     /// Rgetattr says more than 9P2000's stat holds).

@@ -2,9 +2,10 @@
 //! transcript).
 //!
 //! First a look (O_PATH: never blocks, never runs a device's open) says
-//! what the file is; only a regular file or a directory is then opened for
-//! reading (O_RDONLY|O_NONBLOCK|O_NOFOLLOW), and the opened fd is checked
-//! again. A file keeps its fd for the fid (`OPEN_FILES_MAX` across all
+//! what the file is — or the look of the walk that just reached it, within
+//! `conn::LOOK_REUSE_FOR` — and only a regular file or a directory is then
+//! opened for reading (O_RDONLY|O_NONBLOCK|O_NOFOLLOW), and the opened fd
+//! is checked again. A file keeps its fd for the fid (`OPEN_FILES_MAX` across all
 //! connections). A directory is listed in bounded steps: one getdents64
 //! buffer a turn of the loop, each name's statx relative to the open
 //! directory through the ring, at most `--max-dir-entries` entries (past
@@ -29,6 +30,10 @@ use super::cx::{drive, fail, Cx, Event, Reply, Step};
 pub(crate) struct Open {
     fid: u32,
     loc: Loc,
+    /// A look made moments ago said the file is regular or a directory
+    /// (`conn::LOOK_REUSE_FOR`): it is opened at once, and what was opened
+    /// is checked as always.
+    looked: bool,
     stage: Stage,
 }
 
@@ -50,13 +55,20 @@ struct Listing {
 
 impl Open {
     pub(crate) fn new(fid: u32, loc: Loc) -> Open {
-        Open { fid, loc, stage: Stage::Look(Batch::default()) }
+        Open { fid, loc, looked: false, stage: Stage::Look(Batch::default()) }
+    }
+
+    /// An open of a file a fresh look already saw is regular or a directory.
+    pub(crate) fn after_look(fid: u32, loc: Loc) -> Open {
+        Open { fid, loc, looked: true, stage: Stage::Look(Batch::default()) }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         if let Event::Start = ev {
             let Presence::Probe(b) = cx.tree.presence(&self.loc, cx.agents) else { return fail(Error::NotFound) };
-            self.stage = Stage::Look(Batch::one(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links)));
+            let kind = if self.looked { Kind::Read } else { Kind::Look };
+            let batch = Batch::one(Probe::new(Target::Beneath(b), kind, cx.cfg.allow_hard_links));
+            self.stage = if self.looked { Stage::Open(batch) } else { Stage::Look(batch) };
         }
         match &mut self.stage {
             Stage::Look(batch) => match drive(batch, &mut cx.ops, ev) {

@@ -15,6 +15,7 @@ use crate::active::{derive as active, Field};
 use crate::chat::pool::ChatRef;
 use crate::errors::Error;
 use crate::exclude;
+use crate::meta::Meta;
 use crate::proto::Qid;
 use crate::sessions::{SField, SessionKey};
 use crate::tree::{Loc, Part, Presence, SPart};
@@ -39,6 +40,9 @@ pub(crate) struct Walk {
     /// asked for a fresh one (a name a recent index lacks may be new).
     chat: Option<Result<ChatRef, Error>>,
     chat_forced: bool,
+    /// What the look at the place it stands on saw, when that is a file
+    /// on disk (handed to the connection with the answer: `LOOK_REUSE_FOR`).
+    look: Option<Meta>,
     stage: Stage,
 }
 
@@ -91,6 +95,7 @@ impl Walk {
             scan_error: None,
             chat: None,
             chat_forced: false,
+            look: None,
             stage: Stage::Stepping,
         }
     }
@@ -166,6 +171,7 @@ impl Walk {
                     };
                 }
                 Presence::Always => {
+                    self.look = None;
                     self.qids.push(cx.tree.skeleton_qid(&next, cx.agents));
                     self.cur_is_dir = match next {
                         Loc::Static(i) => cx.tree.static_is_dir(i),
@@ -253,6 +259,7 @@ impl Walk {
         let Some(e) = cx.chats.get(entry) else { return Next::Missing };
         let Some(qid) = chat::msg_qid(cx, &of, e, id as u32) else { return Next::Missing };
         self.qids.push(qid);
+        self.look = None;
         self.cur = chat::chat_loc(&of, Some(id as u32));
         self.cur_is_dir = false;
         Next::Took
@@ -274,6 +281,7 @@ impl Walk {
                     _ => m.qid(),
                 };
                 self.qids.push(qid);
+                self.look = (!harness).then_some(m);
                 self.cur_is_dir = harness || m.is_dir();
                 self.cur = next;
                 self.advance(cx)
@@ -308,6 +316,7 @@ impl Walk {
             g.release(cx);
             let Some((loc, qid)) = got else { return self.end() };
             self.qids.push(qid);
+            self.look = None;
             self.cur_is_dir = match &loc {
                 Loc::Agent { part, .. } => part.is_dir(),
                 Loc::Session { part, .. } => part.is_dir(),
@@ -325,8 +334,9 @@ impl Walk {
             return Step::Answer(Err(Error::NotFound));
         }
         let bind = (self.qids.len() == self.names.len()).then(|| (self.cur.clone(), self.cur_is_dir));
+        let look = bind.as_ref().and(self.look.take()).map(Box::new);
         let qids = std::mem::take(&mut self.qids);
-        Step::Answer(Ok(Reply::Walk { fid: self.fid, newfid: self.newfid, qids, bind }))
+        Step::Answer(Ok(Reply::Walk { fid: self.fid, newfid: self.newfid, qids, bind, look }))
     }
 }
 

@@ -92,17 +92,18 @@ fn every_real_codex_rollout_is_listed_and_its_chat_is_the_active_ones() {
             body = parent;
         }
         w.codex(pid, &id, &body);
-        ids.push((pid, id, f.file_name().unwrap().to_string_lossy().into_owned()));
+        ids.push((pid, id, f.file_name().unwrap().to_string_lossy().into_owned(), body));
     }
     let d = w.daemon(&[]);
     let mut c = big(&d);
     let all = listed(&mut c, "/sessions/codex");
-    for (pid, id, name) in &ids {
+    for (pid, id, name, body) in &ids {
         assert!(all.contains(id), "{name}: not listed");
         let dir = format!("/sessions/codex/{id}");
         assert_eq!(c.cat(&format!("{dir}/resume"), MSG_FID), format!("codex resume {id}\n").as_bytes(), "{name}");
         let mine = chat(&mut c, &format!("{dir}/chat"));
         assert!(mine == chat(&mut c, &chat_dir("codex", *pid)), "{name}: the chat is not /active's");
+        assert_own_usage(&mut c, &dir, nineagents::chat::Format::Codex, body, name);
     }
 }
 
@@ -129,6 +130,26 @@ fn every_real_pi_and_omp_file_is_a_session_that_resumes_by_its_path() {
         assert_eq!(resume, format!("{verb} {}\n", path.display()).as_bytes(), "{name}");
         assert_eq!(c.cat(&format!("{dir}/session"), MSG_FID), format!("{id}\n").as_bytes(), "{name}");
         assert!(listed(&mut c, &dir).contains(&"transcript".to_string()), "{name}");
+        let body = fs::read(path).unwrap();
+        assert_own_usage(&mut c, &dir, nineagents::chat::Format::Pi, &body, name);
+        // Its chat reads: the current branch's messages, as the indexer
+        // makes them in-process.
+        let mut ix = nineagents::chat::Index::new(nineagents::chat::Format::Pi, 1 << 20);
+        ix.feed(0, &body);
+        assert_eq!(chat(&mut c, &format!("{dir}/chat")).len(), ix.len(), "{name}: its chat");
+    }
+}
+
+/// `dir/usage` answers, and where the session has no subagents it is the
+/// count the indexer makes of `body` in-process.
+fn assert_own_usage(c: &mut Conn, dir: &str, format: nineagents::chat::Format, body: &[u8], name: &str) {
+    let got = c.cat(&format!("{dir}/usage"), MSG_FID);
+    assert!(got.starts_with(b"input "), "{name}: usage reads {}", String::from_utf8_lossy(&got));
+    let subs = c.try_list(&format!("{dir}/agents"), LIST_FID, c.msize - IOHDRSZ).map(|e| e.len()).unwrap_or(0);
+    if subs == 0 {
+        let mut ix = nineagents::chat::Index::new(format, 1 << 20);
+        ix.feed(0, body);
+        assert_eq!(got, ix.usage().render(), "{name}: usage is not the transcript's count");
     }
 }
 
@@ -223,4 +244,78 @@ fn a_dsh_session_is_listed_without_a_chat_or_a_resume_form() {
     let mut c = big(&d);
     assert_eq!(listed(&mut c, "/sessions/dsh"), [id.as_str()]);
     assert_eq!(listed(&mut c, &format!("/sessions/dsh/{id}")), ["session", "transcript"]);
+}
+
+/// `usage` of every real claude file as a session: the daemon's answer is
+/// what the indexer counts for that file in-process (whose counts the
+/// chat's unit tests check against the raw records), and the session's
+/// directory lists it at that length.
+#[test]
+fn every_real_claude_sessions_usage_is_its_transcripts_count() {
+    let Some(files) = files("claude") else { return eprintln!("sessions: skipped: no claude transcripts") };
+    let w = ChatWorld::new();
+    let mut sessions = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let pid = 3000 + i as u32;
+        let body = fs::read(f).unwrap();
+        w.claude(pid, &uuid(pid), &body);
+        sessions.push((uuid(pid), body));
+    }
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let mut counted = 0;
+    for (sid, body) in &sessions {
+        let mut ix = nineagents::chat::Index::new(nineagents::chat::Format::Claude, 1 << 20);
+        ix.feed(0, body);
+        let want = ix.usage().render();
+        let dir = format!("/sessions/claude/{sid}");
+        assert_eq!(c.cat(&format!("{dir}/usage"), MSG_FID), want, "{sid}");
+        let entries = c.try_list(&dir, LIST_FID, c.msize - IOHDRSZ).unwrap();
+        let usage = entries.iter().find(|e| e.name == "usage").expect("a session with a chat lists usage");
+        assert_eq!(usage.length, want.len() as u64, "{sid}: the listed length");
+        counted += usize::from(!want.starts_with(b"input 0\noutput 0\n"));
+    }
+    eprintln!("sessions: usage of {} claude sessions, {counted} with tokens", sessions.len());
+}
+
+#[test]
+fn a_sessions_usage_counts_each_reply_once_by_its_last_record_and_includes_its_subagents() {
+    // Claude Code writes a reply's usage on every content block's record;
+    // the output grows while it streams, so the last record's count is
+    // the reply's. The subagent's tokens are in the session's total and in
+    // its own `usage`.
+    let w = ChatWorld::new();
+    let sid = uuid(9);
+    let reply = |id: &str, block: &str, out: u64, sidechain: bool| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"{sid}","isSidechain":{sidechain},"timestamp":"{}","message":{{"id":"{id}","model":"claude-x","role":"assistant","content":[{{"type":"text","text":"{block}"}}],"usage":{{"input_tokens":10,"output_tokens":{out},"cache_creation_input_tokens":3,"cache_read_input_tokens":100}}}}}}"#,
+            ts(2)
+        )
+    };
+    let main =
+        w.claude(9, &sid, &lines(&[claude_user("go", 1), reply("m1", "a", 5, false), reply("m1", "b", 9, false)]));
+    let stem = main.with_extension("");
+    fs::create_dir_all(stem.join("subagents")).unwrap();
+    fs::write(stem.join("subagents/agent-s1.jsonl"), lines(&[reply("m2", "sub", 7, true)])).unwrap();
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let get = |text: &[u8], name: &str| -> u64 {
+        let text = std::str::from_utf8(text).unwrap();
+        let line =
+            text.lines().find(|l| l.split(' ').next() == Some(name)).unwrap_or_else(|| panic!("{name} in {text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let total = c.cat(&format!("/sessions/claude/{sid}/usage"), MSG_FID);
+    assert_eq!(get(&total, "input"), 20, "one reply's input, and the subagent's: {}", String::from_utf8_lossy(&total));
+    assert_eq!(get(&total, "output"), 9 + 7, "the last record of m1, and the subagent's");
+    assert_eq!(get(&total, "cache_read"), 200);
+    assert_eq!(get(&total, "cache_write"), 6);
+    assert_eq!(get(&total, "output.claude-x"), 16);
+    let sub = c.cat(&format!("/sessions/claude/{sid}/agents/s1/usage"), MSG_FID);
+    assert_eq!((get(&sub, "input"), get(&sub, "output")), (10, 7), "{}", String::from_utf8_lossy(&sub));
+    // The running agent's `usage` is its session's.
+    assert_eq!(c.cat("/active/claude/9/usage", MSG_FID), total, "/active's usage is the session's");
+    let entries = c.try_list("/active/claude/9", LIST_FID, c.msize - IOHDRSZ).unwrap();
+    let usage = entries.iter().find(|e| e.name == "usage").expect("/active/claude/9 lists usage");
+    assert_eq!(usage.length, total.len() as u64);
 }

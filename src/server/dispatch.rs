@@ -238,7 +238,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
         Loc::Session { key, part: SPart::ChatMsg(id) } => {
             Job::Chat(ChatView::open(fid, ChatOf::Session(key), Some(id)))
         }
-        Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_) | SPart::Agents) } => {
+        Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_) | SPart::Agents | SPart::Usage) } => {
             Job::Session(Box::new(jobs::session::Session::node(Some(fid), key, part)))
         }
         Loc::Agent { slot, gen, part: part @ (Part::Dir | Part::Field(_)) } => {
@@ -383,7 +383,7 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
             Some(Job::Chat(ChatView::stat(ChatOf::Agent(slot, gen), id)))
         }
         Loc::Session { key, part: SPart::ChatMsg(id) } => Some(Job::Chat(ChatView::stat(ChatOf::Session(key), id))),
-        Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_)) } => {
+        Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_) | SPart::Usage) } => {
             Some(Job::Session(Box::new(jobs::session::Session::node(None, key, part))))
         }
         Loc::Session { part: SPart::Chat | SPart::Agents, .. } => None,

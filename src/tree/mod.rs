@@ -505,7 +505,9 @@ impl Tree {
             Loc::Session { part: SPart::Transcript, .. } => {
                 self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe)
             }
-            Loc::Session { key, part: SPart::Chat } if crate::sessions::chat_format(key).is_none() => Presence::Absent,
+            Loc::Session { key, part: SPart::Chat | SPart::Usage } if crate::sessions::chat_format(key).is_none() => {
+                Presence::Absent
+            }
             Loc::Session { key, part: SPart::Agents } if key.harness == Harness::Dsh => Presence::Absent,
             Loc::Session { .. } => Presence::Always,
             Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {
@@ -799,6 +801,8 @@ fn session_parent(key: &Rc<SessionKey>, part: SPart) -> Loc {
         (SPart::Dir, Some(_), Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Agents },
         (SPart::Dir, Some(_), None) => at(Rc::new(key.main()), SPart::Agents),
         (SPart::Dir, None, _) => Loc::Static(sessions_dir(key.harness).unwrap_or(SESSIONS)),
+        // A running agent's `usage` (`jobs::session::agent_key`).
+        (SPart::Usage, None, Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Dir },
         (_, Some(_), Some((slot, gen, i))) => Loc::Agent { slot, gen, part: Part::Sub(i) },
         _ => at(key.clone(), SPart::Dir),
     }

@@ -34,6 +34,8 @@ pub(crate) enum SPart {
     Chat,
     ChatMsg(u32),
     Agents,
+    /// Its tokens, and its subagents' (`jobs::usage`).
+    Usage,
 }
 
 const PAYLOAD_BITS: u32 = 28;
@@ -47,6 +49,7 @@ impl SPart {
             SPart::Chat => (3, 0),
             SPart::ChatMsg(id) => (4, id),
             SPart::Agents => (5, 0),
+            SPart::Usage => (6, 0),
         };
         kind << PAYLOAD_BITS | (n & ((1 << PAYLOAD_BITS) - 1))
     }
@@ -60,6 +63,7 @@ impl SPart {
             3 => SPart::Chat,
             4 => SPart::ChatMsg(n),
             5 => SPart::Agents,
+            6 => SPart::Usage,
             _ => return None,
         })
     }
@@ -75,6 +79,7 @@ impl SPart {
             b"transcript" => Some(SPart::Transcript),
             b"chat" => Some(SPart::Chat),
             b"agents" if !sub => Some(SPart::Agents),
+            b"usage" => Some(SPart::Usage),
             _ => SField::from_name(name).filter(|f| !sub || *f == SField::Model).map(SPart::Field),
         }
     }
@@ -85,6 +90,7 @@ impl SPart {
             SPart::Transcript => b"transcript",
             SPart::Chat => b"chat",
             SPart::Agents => b"agents",
+            SPart::Usage => b"usage",
             SPart::Dir | SPart::ChatMsg(_) => b"",
         }
     }

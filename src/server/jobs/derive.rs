@@ -20,6 +20,7 @@ use crate::tree::{text_version, Attr, Entry, Loc, Part};
 use super::super::conn::Opened;
 use super::cx::{fail, Cx, Event, Reply, Step};
 use super::gather::{Fetch, Gather};
+use super::usage::UsageSum;
 
 pub(crate) struct Derive {
     slot: u32,
@@ -28,18 +29,28 @@ pub(crate) struct Derive {
     /// The fid an open binds, or `None` for a stat.
     open: Option<u32>,
     g: Gather,
+    /// A listing of the agent's directory summing its session's usage,
+    /// with the rest of its entries and where `usage` is.
+    sum: Option<Box<(UsageSum, Vec<Entry>, Loc)>>,
 }
 
 impl Derive {
     pub(crate) fn stat(slot: u32, gen: u32, part: Part) -> Derive {
-        Derive { slot, gen, part, open: None, g: Gather::default() }
+        Derive { slot, gen, part, open: None, g: Gather::default(), sum: None }
     }
 
     pub(crate) fn open(fid: u32, slot: u32, gen: u32, part: Part) -> Derive {
-        Derive { slot, gen, part, open: Some(fid), g: Gather::default() }
+        Derive { slot, gen, part, open: Some(fid), g: Gather::default(), sum: None }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if let Some(sum) = &mut self.sum {
+            let Event::Refreshed(r) = ev else { return Step::Wait };
+            if let Err(e) = sum.0.refreshed(cx, r) {
+                return fail(e);
+            }
+            return self.summed(cx);
+        }
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
         }
@@ -51,6 +62,9 @@ impl Derive {
             let (found, session) = (agent.found, agent.session.clone());
             let mut needs = Vec::new();
             if let Some(answer) = self.derive(cx, &found, session.as_ref(), &mut needs) {
+                if self.sum.is_some() {
+                    return self.summed(cx);
+                }
                 return Step::Answer(answer);
             }
             match self.g.fetch(cx, needs) {
@@ -68,7 +82,7 @@ impl Derive {
     /// Run the derivation for what was asked: `None` while facts are
     /// missing.
     fn derive(
-        &self,
+        &mut self,
         cx: &mut Cx,
         found: &Found,
         session: Option<&Session>,
@@ -88,8 +102,27 @@ impl Derive {
                     Some(rel) => facts.meta(Root::Harness(found.harness), rel, needs)?,
                     None => None,
                 };
+                // Its session's `usage` is listed with its length: summed first.
+                let usage = match (self.open, crate::tree::chat_format(cx.agents, self.slot, self.gen)) {
+                    (Some(_), Some(_)) => super::session::agent_key(cx, self.slot, self.gen).map(Rc::new),
+                    _ => None,
+                };
+                let chats = match &usage {
+                    Some(key) => Some(super::session::usage_chats(key, facts, needs)?),
+                    None => None,
+                };
                 let Some(fields) = fields? else { return Some(Err(Error::NotFound)) };
-                Ok(self.list_dir(cx, fields, transcript))
+                let entries = self.list_dir(cx, fields, transcript);
+                match (usage, chats) {
+                    (Some(key), Some(Ok(chats))) => {
+                        let at = Loc::Session { key, part: crate::tree::SPart::Usage };
+                        self.sum = Some(Box::new((UsageSum::new(chats), entries, at)));
+                        // (`step` sums before it answers.)
+                        Err(Error::NotFound)
+                    }
+                    (_, Some(Err(e))) => Err(e),
+                    _ => Ok(self.dir_reply(cx, Part::Dir, entries)),
+                }
             }
             Part::Agents => {
                 let names = active::subagents(found, session, facts, needs)?;
@@ -133,9 +166,22 @@ impl Derive {
         Reply::Open { fid: self.open.unwrap_or_default(), qid, opened: Opened::Dir(Rc::new(entries)) }
     }
 
+    /// The session's usage summed so far: ask for the next chat, or list.
+    fn summed(&mut self, cx: &Cx) -> Step {
+        let Some(sum) = &mut self.sum else { return fail(Error::NotFound) };
+        if let Some(step) = sum.0.ask() {
+            return step;
+        }
+        let text = sum.0.text();
+        let (_, mut entries, at) = *self.sum.take().expect("checked above");
+        entries.push(cx.tree.entry(&at, &text_attr(cx, &text), cx.agents));
+        Step::Answer(Ok(self.dir_reply(cx, Part::Dir, entries)))
+    }
+
     /// An agent's directory: its fields, its transcript, and `chat/` and
-    /// `agents/` where the transcript is there to read.
-    fn list_dir(&self, cx: &Cx, fields: BTreeMap<Field, Vec<u8>>, transcript: Option<Meta>) -> Reply {
+    /// `agents/` where the transcript is there to read. (Its `usage` is
+    /// added once summed.)
+    fn list_dir(&self, cx: &Cx, fields: BTreeMap<Field, Vec<u8>>, transcript: Option<Meta>) -> Vec<Entry> {
         let mut entries: Vec<Entry> = fields
             .iter()
             .map(|(f, text)| cx.tree.entry(&self.loc(Part::Field(*f)), &text_attr(cx, text), cx.agents))
@@ -153,7 +199,7 @@ impl Derive {
                 entries.push(cx.tree.entry(&self.loc(Part::Agents), &Attr::Skeleton, cx.agents));
             }
         }
-        self.dir_reply(cx, Part::Dir, entries)
+        entries
     }
 
     /// `agents/`: one directory per subagent, each named by the index of

@@ -45,6 +45,7 @@ pub(crate) mod refresh;
 pub(crate) mod scan;
 pub(crate) mod session;
 pub(crate) mod stat;
+pub(crate) mod usage;
 pub(crate) mod wait;
 pub(crate) mod wait_all;
 pub(crate) mod walk;

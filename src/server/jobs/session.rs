@@ -23,8 +23,9 @@ use crate::tree::{sessions::qid_path, text_version, Attr, Entry, Loc, SPart};
 
 use super::super::conn::Opened;
 use super::super::probe::{Batch, Kind, Probe, Target};
-use super::cx::{drive, fail, Cx, Event, Reply, Step as JobStep};
+use super::cx::{drive, fail, ChatOf, Cx, Event, Reply, Step as JobStep};
 use super::gather::{Fetch, Gather};
+use super::usage::UsageSum;
 
 /// A step of a walk under `/sessions` (`walk::Pending`).
 pub(crate) enum Step<'a> {
@@ -87,6 +88,23 @@ fn remember(cx: &mut Cx, h: Harness, found: Vec<sessions::Found>) -> Vec<Rc<Sess
     keys
 }
 
+/// The chats a session's `usage` sums: its own, and each subagent's (a
+/// subagent's own `usage` is its alone).
+pub(crate) fn usage_chats(
+    key: &Rc<SessionKey>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Result<Vec<ChatOf>, Error>> {
+    let mut chats = vec![ChatOf::Session(key.clone())];
+    if key.sub.is_none() {
+        match sessions::subagents(key, facts, needs)? {
+            Ok(subs) => chats.extend(subs.into_iter().map(|s| ChatOf::Session(Rc::new(sub_key(key, s))))),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(chats))
+}
+
 fn sub_key(key: &SessionKey, sub: Sub) -> SessionKey {
     SessionKey { sub: Some(sub), agent: None, ..key.main() }
 }
@@ -108,6 +126,21 @@ pub(crate) fn agent_sub_key(cx: &Cx, slot: u32, gen: u32, i: u32) -> Option<Sess
     })
 }
 
+/// The key of a running agent's own session (`/active/<h>/<pid>/usage` is
+/// that session's): the same transcript, so the same chat and counts.
+pub(crate) fn agent_key(cx: &Cx, slot: u32, gen: u32) -> Option<SessionKey> {
+    let a = cx.agents.get(slot, gen)?;
+    let s = a.session.as_ref()?;
+    let main = s.transcript.as_deref()?;
+    Some(SessionKey {
+        harness: a.found.harness,
+        id: s.id.clone().into(),
+        transcript: main.into(),
+        sub: None,
+        agent: Some((slot, gen, u32::MAX)),
+    })
+}
+
 /// A stat or open of something under `/sessions`.
 pub(crate) struct Session {
     what: What,
@@ -116,6 +149,9 @@ pub(crate) struct Session {
     g: Gather,
     /// A listing's looks at its transcripts, once the candidates are known.
     looks: Option<Box<Looks>>,
+    /// The usage being summed, for `usage` itself or for the directory
+    /// listing it (with the rest of that listing's entries).
+    sum: Option<Box<(UsageSum, Option<Vec<Entry>>)>>,
 }
 
 /// Sessions a listing looks at, a slice at a time.
@@ -141,14 +177,21 @@ enum What {
 
 impl Session {
     pub(crate) fn list(fid: u32, h: Harness, dir: u16) -> Session {
-        Session { what: What::List(h, dir), open: Some(fid), g: Gather::default(), looks: None }
+        Session { what: What::List(h, dir), open: Some(fid), g: Gather::default(), looks: None, sum: None }
     }
 
     pub(crate) fn node(open: Option<u32>, key: Rc<SessionKey>, part: SPart) -> Session {
-        Session { what: What::Node(key, part), open, g: Gather::default(), looks: None }
+        Session { what: What::Node(key, part), open, g: Gather::default(), looks: None, sum: None }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
+        if let Some(sum) = &mut self.sum {
+            let Event::Refreshed(r) = ev else { return JobStep::Wait };
+            if let Err(e) = sum.0.refreshed(cx, r) {
+                return fail(e);
+            }
+            return self.summed(cx);
+        }
         if let Some(l) = &mut self.looks {
             if l.next > 0 || !l.batch.is_empty() {
                 if let Err(step) = drive(&mut l.batch, &mut cx.ops, ev) {
@@ -224,13 +267,38 @@ impl Session {
                 let Some(meta) = meta.filter(|m| m.is_regular()) else { return Some(fail(Error::NotFound)) };
                 let fields = fields?;
                 let mtime = meta.mtime.clamp(0, u32::MAX as i64) as u32;
-                match self.open {
-                    None => {
-                        let loc = Loc::Session { key, part };
-                        JobStep::Answer(Ok(Reply::Stat(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents), None)))
-                    }
-                    Some(_) => self.list_dir(cx, &key, fields, meta),
+                if self.open.is_none() {
+                    let loc = Loc::Session { key, part };
+                    return Some(JobStep::Answer(Ok(Reply::Stat(
+                        cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents),
+                        None,
+                    ))));
                 }
+                let chats = if sessions::chat_format(&key).is_some() {
+                    match usage_chats(&key, facts, needs)? {
+                        Ok(chats) => Some(chats),
+                        Err(e) => return Some(fail(e)),
+                    }
+                } else {
+                    None
+                };
+                let entries = self.list_dir(cx, &key, fields, meta);
+                match chats {
+                    // Its `usage` is listed with its length: summed first.
+                    Some(chats) => {
+                        self.sum = Some(Box::new((UsageSum::new(chats), Some(entries))));
+                        self.summed(cx)
+                    }
+                    None => self.dir_reply(cx, &Loc::Session { key, part }, entries),
+                }
+            }
+            SPart::Usage => {
+                let chats = match usage_chats(&key, facts, needs)? {
+                    Ok(chats) => chats,
+                    Err(e) => return Some(fail(e)),
+                };
+                self.sum = Some(Box::new((UsageSum::new(chats), None)));
+                self.summed(cx)
             }
             SPart::Agents => {
                 let subs = match sessions::subagents(&key, facts, needs)? {
@@ -310,15 +378,36 @@ impl Session {
         }))
     }
 
+    /// The usage summed so far: ask for the next chat, or answer.
+    fn summed(&mut self, cx: &Cx) -> JobStep {
+        let Some(sum) = &mut self.sum else { return fail(Error::NotFound) };
+        if let Some(step) = sum.0.ask() {
+            return step;
+        }
+        let text = sum.0.text();
+        let What::Node(key, _) = &self.what else { unreachable!("a listing of sessions sums no usage") };
+        let key = key.clone();
+        match sum.1.take() {
+            Some(mut entries) => {
+                let attr =
+                    Attr::Text { len: text.len() as u64, version: text_version(&text), mtime: cx.tree.started_unix() };
+                entries.push(cx.tree.entry(&Loc::Session { key: key.clone(), part: SPart::Usage }, &attr, cx.agents));
+                self.dir_reply(cx, &Loc::Session { key, part: SPart::Dir }, entries)
+            }
+            None => JobStep::Answer(Ok(self.text_reply(cx, &key, SPart::Usage, text))),
+        }
+    }
+
     /// A session's directory: its fields, its transcript, `chat/` where the
     /// harness's transcripts render as one, and `agents/` (not a subagent's).
+    /// (Its `usage`, where it has a chat, is added once summed.)
     fn list_dir(
         &self,
         cx: &Cx,
         key: &Rc<SessionKey>,
         fields: std::collections::BTreeMap<SField, Vec<u8>>,
         meta: crate::meta::Meta,
-    ) -> JobStep {
+    ) -> Vec<Entry> {
         let at = |part| Loc::Session { key: key.clone(), part };
         let mut entries: Vec<Entry> = fields
             .iter()
@@ -336,7 +425,7 @@ impl Session {
                 entries.push(cx.tree.entry(&at(part), &Attr::Skeleton, cx.agents));
             }
         }
-        self.dir_reply(cx, &at(SPart::Dir), entries)
+        entries
     }
 }
 

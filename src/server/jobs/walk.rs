@@ -214,6 +214,12 @@ impl Walk {
             },
             Loc::Mirror(_) if exclude::excluded(&name) => None,
             Loc::Mirror(p) => Some(Loc::Mirror(p.child(&name))),
+            // Its session's `usage`, the same file as under /sessions.
+            Loc::Agent { slot, gen, part: Part::Dir } if name == b"usage" => {
+                crate::tree::chat_format(cx.agents, slot, gen)
+                    .and_then(|_| super::session::agent_key(cx, slot, gen))
+                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Usage })
+            }
             Loc::Agent { slot, gen, part: Part::Dir } => Part::child(&name).map(|part| Loc::Agent { slot, gen, part }),
             Loc::Agent { slot, gen, part: Part::Agents } => return Next::Derive(Pending::Sub(slot, gen, name)),
             Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {

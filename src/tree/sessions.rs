@@ -159,6 +159,12 @@ impl SessionTable {
         hints.shrink_to_fit();
     }
 
+    /// More of what the listing of `h` under way finds (after `set_hints`
+    /// cleared the last one's).
+    pub(crate) fn add_hints(&mut self, h: Harness, keys: impl IntoIterator<Item = Rc<SessionKey>>) {
+        self.hints[h.index()].extend(keys.into_iter().map(|k| (k.id.clone(), k)));
+    }
+
     /// The session the last listing of `h` named `id`, if it did.
     pub(crate) fn hint(&self, h: Harness, id: &[u8]) -> Option<Rc<SessionKey>> {
         self.hints[h.index()].get(id).cloned()

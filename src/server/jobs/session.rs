@@ -154,8 +154,12 @@ pub(crate) struct Session {
     sum: Option<Box<(UsageSum, Option<Vec<Entry>>)>>,
 }
 
-/// Sessions a listing looks at, a slice at a time.
+/// Sessions a listing looks at, a slice at a time. What the derivation
+/// found becomes keys (and the harness's hints) a slice at a time too:
+/// ten thousand of them at once were a turn of ~10 ms.
 struct Looks {
+    h: Harness,
+    found: Vec<sessions::Found>,
     keys: Vec<Rc<SessionKey>>,
     /// The next key whose look has not started, and the first of the
     /// slice in flight.
@@ -198,7 +202,7 @@ impl Session {
                     return step;
                 }
                 l.absorb(cx);
-                if l.next < l.keys.len() {
+                if l.next < l.found.len() {
                     l.start_slice(cx);
                     // One slice a turn: the next starts after this turn's replies.
                     return JobStep::Yield;
@@ -327,12 +331,13 @@ impl Session {
         if cx.tree.harness_base(h).is_none() {
             return self.answer_list(cx, Vec::new());
         }
-        let keys = remember(cx, h, found);
-        if keys.is_empty() {
+        cx.tree.session_table().set_hints(h, std::iter::empty());
+        if found.is_empty() {
             return self.answer_list(cx, Vec::new());
         }
-        let entries = Vec::with_capacity(keys.len());
-        self.looks = Some(Box::new(Looks { keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
+        let (keys, entries) = (Vec::with_capacity(found.len()), Vec::with_capacity(found.len()));
+        self.looks =
+            Some(Box::new(Looks { h, found, keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
         // The first slice starts next turn: the derivation had this one.
         JobStep::Yield
     }
@@ -432,7 +437,14 @@ impl Session {
 impl Looks {
     /// Start the looks of the next slice of keys.
     fn start_slice(&mut self, cx: &mut Cx) {
-        let end = (self.next + LOOK_SLICE).min(self.keys.len());
+        let end = (self.next + LOOK_SLICE).min(self.found.len());
+        let h = self.h;
+        let slice = self.found[self.next..end].iter_mut().map(|f| {
+            let (id, rel) = (std::mem::take(&mut f.id), std::mem::take(&mut f.rel));
+            Rc::new(SessionKey { harness: h, id: id.into(), transcript: rel.into(), sub: None, agent: None })
+        });
+        self.keys.extend(slice);
+        cx.tree.session_table().add_hints(h, self.keys[self.next..end].iter().cloned());
         let mut batch = Batch::default();
         for k in &self.keys[self.next..end] {
             // The base is there (checked before): every key has a backing.

@@ -114,8 +114,19 @@ fn qid_paths_are_one_per_file_on_disk_and_never_a_skeleton_nodes() {
     let soul = mirrored.iter().find(|x| x.path == "/hermes/SOUL.md").unwrap().entry.qid;
     let again = mirrored.iter().find(|x| x.path == "/hermes/memories/soul-again.md").unwrap().entry.qid;
     assert_eq!(soul, again, "a hard link is the same file");
-    let skeleton: Vec<u64> =
-        c.crawl("/").iter().filter(|x| disk_path(&s.home, &x.path).is_none()).map(|x| x.entry.qid.path).collect();
+    // A session's (or an agent's) `transcript` is the file on disk itself,
+    // reached by another path: it has the file's qid, and is no skeleton.
+    let is_transcript =
+        |p: &str| (p.starts_with("/sessions/") || p.starts_with("/active/")) && p.ends_with("/transcript");
+    let crawled = c.crawl("/");
+    for x in crawled.iter().filter(|x| is_transcript(&x.path)) {
+        assert!(by_path.contains_key(&x.entry.qid.path), "{}: not the qid of the file it is", x.path);
+    }
+    let skeleton: Vec<u64> = crawled
+        .iter()
+        .filter(|x| disk_path(&s.home, &x.path).is_none() && !is_transcript(&x.path))
+        .map(|x| x.entry.qid.path)
+        .collect();
     assert!(skeleton.len() >= 6, "{skeleton:?}");
     for p in skeleton {
         assert!(!by_path.contains_key(&p), "a skeleton node shares qid path {p:#x} with a file");

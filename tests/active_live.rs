@@ -165,6 +165,7 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
     let dir = format!("/active/codex/{}", agent.pid);
     assert!(lines(&w.client_ok(&d, "ls", "/active/codex")).contains(&agent.pid.to_string().as_str()));
     let want = [
+        "agents",
         "chat",
         "cwd",
         "model",
@@ -175,6 +176,7 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
         "started",
         "title",
         "transcript",
+        "usage",
         "via",
         "wait",
         "zmx",

@@ -179,6 +179,11 @@ fn claude_subagents_of_both_layouts_have_their_own_chats_here_and_under_active()
     assert_eq!(chat(&mut c, &format!("{dir}/b2/chat"))[0].1, b"old\n");
     assert!(!listed(&mut c, "/sessions/claude").iter().any(|n| n.starts_with("agent-")));
     assert!(chat(&mut c, "/active/claude/7/agents/a1/chat") == a1, "the running agent's subagent chat is the same");
+    let usage = c.cat(&format!("{dir}/a1/usage"), MSG_FID);
+    assert_eq!(c.cat("/active/claude/7/agents/a1/usage", MSG_FID), usage, "and its usage");
+    let entries = c.try_list("/active/claude/7/agents/a1", LIST_FID, c.msize - IOHDRSZ).unwrap();
+    let listed_usage = entries.iter().find(|e| e.name == "usage").expect("agents/a1 lists usage");
+    assert_eq!(listed_usage.length, usage.len() as u64);
 }
 
 #[test]
@@ -198,6 +203,15 @@ fn a_codex_subagent_thread_is_under_its_parent_not_a_session_of_its_own() {
     let dir = format!("/sessions/codex/{parent}/agents");
     assert_eq!(listed(&mut c, &dir), [child.as_str()]);
     assert_eq!(chat(&mut c, &format!("{dir}/{child}/chat"))[0].1, b"child task\n");
+    // The running parent's agents/ is its session's: the same thread.
+    assert!(listed(&mut c, "/active/codex/11").contains(&"agents".to_string()));
+    assert_eq!(listed(&mut c, "/active/codex/11/agents"), [child.as_str()]);
+    let mine = chat(&mut c, &format!("/active/codex/11/agents/{child}/chat"));
+    assert!(mine == chat(&mut c, &format!("{dir}/{child}/chat")), "/active's thread chat is the session's");
+    assert_eq!(
+        c.cat(&format!("/active/codex/11/agents/{child}/usage"), MSG_FID),
+        c.cat(&format!("{dir}/{child}/usage"), MSG_FID)
+    );
 }
 
 #[test]

@@ -802,7 +802,7 @@ fn session_parent(key: &Rc<SessionKey>, part: SPart) -> Loc {
         (SPart::Dir, Some(_), None) => at(Rc::new(key.main()), SPart::Agents),
         (SPart::Dir, None, _) => Loc::Static(sessions_dir(key.harness).unwrap_or(SESSIONS)),
         // A running agent's `usage` (`jobs::session::agent_key`).
-        (SPart::Usage, None, Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Dir },
+        (SPart::Usage | SPart::Agents, None, Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Dir },
         (_, Some(_), Some((slot, gen, i))) => Loc::Agent { slot, gen, part: Part::Sub(i) },
         _ => at(key.clone(), SPart::Dir),
     }

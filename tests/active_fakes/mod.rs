@@ -47,7 +47,7 @@ pub const CODEX_TITLE: &str = "Port the scanner";
 pub const ZMX: &str = "x";
 
 /// Every field a claude agent's directory lists, in listing order.
-pub const CLAUDE_ENTRIES: [&str; 15] = [
+pub const CLAUDE_ENTRIES: [&str; 16] = [
     "agents",
     "chat",
     "cwd",
@@ -60,6 +60,7 @@ pub const CLAUDE_ENTRIES: [&str; 15] = [
     "status",
     "title",
     "transcript",
+    "usage",
     "via",
     "wait",
     "zmx",

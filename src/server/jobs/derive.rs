@@ -31,8 +31,12 @@ pub(crate) struct Derive {
     g: Gather,
     /// A listing of the agent's directory summing its session's usage,
     /// with the rest of its entries and where `usage` is.
-    sum: Option<Box<(UsageSum, Vec<Entry>, Loc)>>,
+    sum: Option<Box<Listing>>,
 }
+
+/// A listing waiting on its `usage`: the sum, the other entries, where
+/// `usage` is, and which directory is listed.
+type Listing = (UsageSum, Vec<Entry>, Loc, Part);
 
 impl Derive {
     pub(crate) fn stat(slot: u32, gen: u32, part: Part) -> Derive {
@@ -103,8 +107,9 @@ impl Derive {
                     None => None,
                 };
                 // Its session's `usage` is listed with its length: summed first.
-                let usage = match (self.open, crate::tree::chat_format(cx.agents, self.slot, self.gen)) {
-                    (Some(_), Some(_)) => super::session::agent_key(cx, self.slot, self.gen).map(Rc::new),
+                // (Only where its transcript is there to read, as `chat/`.)
+                let usage = match (self.open, crate::tree::chat_format(cx.agents, self.slot, self.gen), transcript) {
+                    (Some(_), Some(_), Some(_)) => super::session::agent_key(cx, self.slot, self.gen).map(Rc::new),
                     _ => None,
                 };
                 let chats = match &usage {
@@ -116,7 +121,7 @@ impl Derive {
                 match (usage, chats) {
                     (Some(key), Some(Ok(chats))) => {
                         let at = Loc::Session { key, part: crate::tree::SPart::Usage };
-                        self.sum = Some(Box::new((UsageSum::new(chats), entries, at)));
+                        self.sum = Some(Box::new((UsageSum::new(chats), entries, at, Part::Dir)));
                         // (`step` sums before it answers.)
                         Err(Error::NotFound)
                     }
@@ -128,7 +133,27 @@ impl Derive {
                 let names = active::subagents(found, session, facts, needs)?;
                 self.list_agents(cx, &names)
             }
-            Part::Sub(i) => self.list_sub(cx, found, session, i, facts, needs)?,
+            Part::Sub(i) => {
+                let entries = match self.list_sub(cx, found, session, i, facts, needs)? {
+                    Ok(entries) => entries,
+                    Err(e) => return Some(Err(e)),
+                };
+                // Its `usage` (the subagent's own) is listed with its length.
+                let key = match self.open {
+                    Some(_) => super::session::agent_sub_key(cx, self.slot, self.gen, i)
+                        .filter(|k| crate::sessions::chat_format(k).is_some()),
+                    None => None,
+                };
+                match key.map(Rc::new) {
+                    Some(key) => {
+                        let chats = vec![super::cx::ChatOf::Session(key.clone())];
+                        let at = Loc::Session { key, part: crate::tree::SPart::Usage };
+                        self.sum = Some(Box::new((UsageSum::new(chats), entries, at, Part::Sub(i))));
+                        Err(Error::NotFound)
+                    }
+                    None => Ok(self.dir_reply(cx, Part::Sub(i), entries)),
+                }
+            }
             Part::SubModel(i) => {
                 let name = self.sub_name(cx, i).ok_or(Error::NotFound);
                 let model = match name {
@@ -173,9 +198,9 @@ impl Derive {
             return step;
         }
         let text = sum.0.text();
-        let (_, mut entries, at) = *self.sum.take().expect("checked above");
-        entries.push(cx.tree.entry(&at, &text_attr(cx, &text), cx.agents));
-        Step::Answer(Ok(self.dir_reply(cx, Part::Dir, entries)))
+        let (_, mut entries, at, part) = *self.sum.take().expect("checked above");
+        entries.push(cx.tree.entry(&at, &super::session::usage_attr(cx, &text), cx.agents));
+        Step::Answer(Ok(self.dir_reply(cx, part, entries)))
     }
 
     /// An agent's directory: its fields, its transcript, and `chat/` and
@@ -197,6 +222,10 @@ impl Derive {
             }
             if format == Some(crate::chat::Format::Claude) {
                 entries.push(cx.tree.entry(&self.loc(Part::Agents), &Attr::Skeleton, cx.agents));
+            } else if let Some(key) = format.and_then(|_| super::session::agent_key(cx, self.slot, self.gen)) {
+                // Its session's `agents/`: codex's threads, omp's and pi's.
+                let loc = Loc::Session { key: Rc::new(key), part: crate::tree::SPart::Agents };
+                entries.push(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents));
             }
         }
         entries
@@ -223,7 +252,7 @@ impl Derive {
         i: u32,
         facts: &Facts,
         needs: &mut Vec<Want>,
-    ) -> Option<Result<Reply, Error>> {
+    ) -> Option<Result<Vec<Entry>, Error>> {
         let Some(name) = self.sub_name(cx, i) else { return Some(Err(Error::NotFound)) };
         let model = active::subagent_model(found, session, &name, facts, needs);
         let rel = session.and_then(|s| s.transcript.as_deref()).and_then(|m| active::subagent_rel(m, &name));
@@ -238,7 +267,7 @@ impl Derive {
         }
         entries.push(cx.tree.entry(&self.loc(Part::SubTranscript(i)), &Attr::Disk(meta), cx.agents));
         entries.extend(super::session::agent_sub_chat(cx, self.slot, self.gen, i));
-        Some(Ok(self.dir_reply(cx, Part::Sub(i), entries)))
+        Some(Ok(entries))
     }
 }
 

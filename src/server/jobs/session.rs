@@ -88,6 +88,23 @@ fn remember(cx: &mut Cx, h: Harness, found: Vec<sessions::Found>) -> Vec<Rc<Sess
     keys
 }
 
+/// A derived text's qid version is its text's hash, so a walk must derive
+/// it; `usage`'s is 0, because knowing it means indexing every chat it
+/// sums, which a walk does not do. Its length says when it grew.
+fn usage_or_text_version(part: SPart, text: &[u8]) -> u32 {
+    if part == SPart::Usage {
+        0
+    } else {
+        text_version(text)
+    }
+}
+
+/// How `usage` is listed and stat'ed: its length, version 0 (walks and
+/// opens agree), the daemon's start as its time, as derived text has.
+pub(crate) fn usage_attr(cx: &Cx, text: &[u8]) -> Attr {
+    Attr::Text { len: text.len() as u64, version: 0, mtime: cx.tree.started_unix() }
+}
+
 /// The chats a session's `usage` sums: its own, and each subagent's (a
 /// subagent's own `usage` is its alone).
 pub(crate) fn usage_chats(
@@ -363,7 +380,7 @@ impl Session {
     }
 
     fn text_reply(&self, cx: &Cx, key: &Rc<SessionKey>, part: SPart, text: Vec<u8>) -> Reply {
-        let qid = Qid { ty: QTFILE, version: text_version(&text), path: qid_path(key, part) };
+        let qid = Qid { ty: QTFILE, version: usage_or_text_version(part, &text), path: qid_path(key, part) };
         match self.open {
             None => {
                 let attr = Attr::Text { len: text.len() as u64, version: qid.version, mtime: cx.tree.started_unix() };
@@ -394,9 +411,11 @@ impl Session {
         let key = key.clone();
         match sum.1.take() {
             Some(mut entries) => {
-                let attr =
-                    Attr::Text { len: text.len() as u64, version: text_version(&text), mtime: cx.tree.started_unix() };
-                entries.push(cx.tree.entry(&Loc::Session { key: key.clone(), part: SPart::Usage }, &attr, cx.agents));
+                entries.push(cx.tree.entry(
+                    &Loc::Session { key: key.clone(), part: SPart::Usage },
+                    &usage_attr(cx, &text),
+                    cx.agents,
+                ));
                 self.dir_reply(cx, &Loc::Session { key, part: SPart::Dir }, entries)
             }
             None => JobStep::Answer(Ok(self.text_reply(cx, &key, SPart::Usage, text))),

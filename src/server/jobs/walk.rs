@@ -214,11 +214,20 @@ impl Walk {
             },
             Loc::Mirror(_) if exclude::excluded(&name) => None,
             Loc::Mirror(p) => Some(Loc::Mirror(p.child(&name))),
-            // Its session's `usage`, the same file as under /sessions.
-            Loc::Agent { slot, gen, part: Part::Dir } if name == b"usage" => {
-                crate::tree::chat_format(cx.agents, slot, gen)
-                    .and_then(|_| super::session::agent_key(cx, slot, gen))
-                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Usage })
+            // Its session's `usage`, the same file as under /sessions; and,
+            // but for claude's (whose subagents /active lists itself), its
+            // session's `agents/`.
+            Loc::Agent { slot, gen, part: Part::Dir } if name == b"usage" || name == b"agents" => {
+                let part = if name == b"usage" { SPart::Usage } else { SPart::Agents };
+                let claude =
+                    cx.agents.get(slot, gen).is_some_and(|a| a.found.harness == crate::harness::Harness::Claude);
+                if part == SPart::Agents && claude {
+                    Part::child(&name).map(|part| Loc::Agent { slot, gen, part })
+                } else {
+                    crate::tree::chat_format(cx.agents, slot, gen)
+                        .and_then(|_| super::session::agent_key(cx, slot, gen))
+                        .map(|key| Loc::Session { key: std::rc::Rc::new(key), part })
+                }
             }
             Loc::Agent { slot, gen, part: Part::Dir } => Part::child(&name).map(|part| Loc::Agent { slot, gen, part }),
             Loc::Agent { slot, gen, part: Part::Agents } => return Next::Derive(Pending::Sub(slot, gen, name)),
@@ -227,6 +236,9 @@ impl Walk {
                 b"transcript" => Some(Loc::Agent { slot, gen, part: Part::SubTranscript(i) }),
                 b"chat" => super::session::agent_sub_key(cx, slot, gen, i)
                     .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Chat }),
+                b"usage" => super::session::agent_sub_key(cx, slot, gen, i)
+                    .filter(|key| crate::sessions::chat_format(key).is_some())
+                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Usage }),
                 _ => None,
             },
             Loc::Agent { slot, gen, part: Part::Chat } => {

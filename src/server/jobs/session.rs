@@ -177,6 +177,8 @@ pub(crate) struct Session {
 struct Looks {
     h: Harness,
     found: Vec<sessions::Found>,
+    /// Whether `found` is in the listing's order yet.
+    sorted: bool,
     keys: Vec<Rc<SessionKey>>,
     /// The next key whose look has not started, and the first of the
     /// slice in flight.
@@ -225,6 +227,13 @@ impl Session {
                     return JobStep::Yield;
                 }
                 return self.listed(cx);
+            }
+            if !l.sorted {
+                // A turn of its own: the listing's order, made once, so
+                // its entries come in order and the last turn only checks.
+                l.found.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+                l.sorted = true;
+                return JobStep::Yield;
             }
             l.start_slice(cx);
             return self.step(Event::Resume, cx);
@@ -353,8 +362,16 @@ impl Session {
             return self.answer_list(cx, Vec::new());
         }
         let (keys, entries) = (Vec::with_capacity(found.len()), Vec::with_capacity(found.len()));
-        self.looks =
-            Some(Box::new(Looks { h, found, keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
+        self.looks = Some(Box::new(Looks {
+            h,
+            found,
+            sorted: false,
+            keys,
+            next: 0,
+            batch_start: 0,
+            batch: Batch::default(),
+            entries,
+        }));
         // The first slice starts next turn: the derivation had this one.
         JobStep::Yield
     }

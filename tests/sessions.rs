@@ -333,3 +333,36 @@ fn a_sessions_usage_counts_each_reply_once_by_its_last_record_and_includes_its_s
     let usage = entries.iter().find(|e| e.name == "usage").expect("/active/claude/9 lists usage");
     assert_eq!(usage.length, total.len() as u64);
 }
+
+#[test]
+fn ten_thousand_sessions_in_a_hundred_projects_list_whole_in_order_with_their_times() {
+    // The bench's home (bench/sessions.rs times it); here, that the
+    // listing is whole, ordered, and each entry carries its transcript's
+    // mtime, across the slices it is looked at in.
+    let s = Scratch::new();
+    let mut want = Vec::new();
+    for p in 0..100 {
+        for i in 0..100 {
+            let n = p * 100 + i;
+            let sid = uuid(50_000 + n);
+            let rel = format!(".claude/projects/-p{p}/{sid}.jsonl");
+            let path = s.home_file(&rel, lines(&[claude_user("x", 1)]).as_slice());
+            let t = filetime_of(&path, 1_700_000_000 + u64::from(n));
+            want.push((sid, t));
+        }
+    }
+    want.sort();
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = big(&d);
+    let got = c.try_list("/sessions/claude", LIST_FID, c.msize - IOHDRSZ).unwrap();
+    let got: Vec<(String, u64)> = got.iter().map(|e| (e.name.clone(), u64::from(e.mtime))).collect();
+    assert_eq!(got.len(), 10_000);
+    assert!(got == want, "the listing is not every session in order with its transcript's mtime");
+}
+
+/// Set `path`'s mtime to `t` (Unix seconds); `t`.
+fn filetime_of(path: &std::path::Path, t: u64) -> u64 {
+    let f = fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(t)).unwrap();
+    t
+}

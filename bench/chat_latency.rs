@@ -26,6 +26,7 @@
 
 #[path = "gen_rollout.rs"]
 mod gen_rollout;
+mod harness;
 
 use std::io::{self, Read};
 use std::os::unix::net::UnixStream;
@@ -69,30 +70,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("chat_latency: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("chat_latency: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("chat_latency", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let opts = Opts {
         runs: p.opt_value_from_str("--runs").map_err(e)?.unwrap_or(10),
@@ -101,10 +82,7 @@ fn parse() -> Result<Opts, String> {
         bin: p.opt_value_from_str("--bin").map_err(e)?,
         check: p.contains("--check"),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.runs == 0 || opts.runs > 1000 {
         return Err("--runs must be in 1..=1000".into());
     }

@@ -1,15 +1,17 @@
-//! What the daemon benches share: a daemon started in a scratch world and
-//! read from outside (memory, fds, the SIGUSR1 status line), the table of
-//! figures each bench ends with, and quantiles. A bench uses it as
-//! `mod harness;` (this file is no bench of its own).
+//! What the benches share: the entry point (options, `--help`, exit
+//! codes), a daemon started in a scratch world and read from outside
+//! (memory, fds, CPU time, the SIGUSR1 status line), the table of figures
+//! each bench ends with, and quantiles. A bench uses it as `mod harness;`
+//! (this file is no bench of its own; every bench is its own crate).
 
 #![allow(dead_code)] // each bench uses its own part of it
 
 use std::ffi::OsStr;
+use std::fmt::Display;
 use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,76 @@ pub const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
 /// How long memory and fds have to settle.
 pub const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
 pub const MIB: u64 = 1 << 20;
+
+// ---------------------------------------------------------------------------
+// The entry point.
+
+/// A bench binary's `main`: `-h`/`--help` prints `usage` and exits 0; the
+/// `--bench` flag cargo passes every bench binary is taken; `parse` reads
+/// the rest (ending with [`finish`]), and an error there exits 2 after
+/// `name: why` and the usage; then `run`, whose error exits 1 after
+/// `name: why`.
+pub fn main<O, R: Outcome, E: Display>(
+    name: &str,
+    usage: &str,
+    parse: fn(pico_args::Arguments) -> Result<O, String>,
+    run: fn(&O) -> Result<R, E>,
+) -> ExitCode {
+    let mut p = pico_args::Arguments::from_env();
+    if p.contains(["-h", "--help"]) {
+        print!("{usage}");
+        return ExitCode::SUCCESS;
+    }
+    let _ = p.contains("--bench");
+    let opts = match parse(p) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{name}: {e}\n{usage}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(r) => r.exit_code(),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The end of a bench's options: an error naming any argument left over.
+pub fn finish(p: pico_args::Arguments) -> Result<(), String> {
+    let rest = p.finish();
+    match rest.is_empty() {
+        true => Ok(()),
+        false => Err(format!("unexpected arguments: {rest:?}")),
+    }
+}
+
+/// What a bench's run that did not fail comes to: `()`, it ran (exit 0);
+/// a bool, whether its `--check` target holds (exit 0, or 1 for false).
+pub trait Outcome {
+    fn exit_code(self) -> ExitCode;
+}
+
+impl Outcome for () {
+    fn exit_code(self) -> ExitCode {
+        ExitCode::SUCCESS
+    }
+}
+
+impl Outcome for bool {
+    fn exit_code(self) -> ExitCode {
+        if self {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The daemon in its scratch world.
 
 /// The `9agents` cargo built for the bench.
 pub fn default_bin() -> PathBuf {

@@ -39,6 +39,8 @@ use std::time::{Duration, Instant};
 use nineagents::client::{Client, Config, Conn, ServerError};
 use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, OREAD};
 
+mod harness;
+
 const USAGE: &str = "\
 usage: cargo bench --bench hostile -- [--only 1,2,3,4,5] [--clients 1,16,64,250]
                                       [--budget-mib 6144] [--conns 1000] [--cycles 10000]
@@ -139,30 +141,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("hostile: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hostile: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("hostile", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let list = |s: Option<String>, default: &str| -> Result<Vec<usize>, String> {
         let s = s.unwrap_or_else(|| default.into());
@@ -180,10 +162,7 @@ fn parse() -> Result<Opts, String> {
         fids: p.opt_value_from_str("--fids").map_err(e)?.unwrap_or(100_000),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_9agents"))),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.only.iter().any(|s| !(1..=5).contains(s)) {
         return Err("--only takes scenarios 1 to 5".into());
     }

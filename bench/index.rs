@@ -27,6 +27,7 @@
 
 #[path = "gen_rollout.rs"]
 mod gen_rollout;
+mod harness;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -61,31 +62,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("index: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("index: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("index", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let opts = Opts {
         file: p.opt_value_from_str("--file").map_err(e)?,
@@ -95,10 +75,7 @@ fn parse() -> Result<Opts, String> {
         serde: !p.contains("--no-serde"),
         check: p.contains("--check"),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.runs == 0 || opts.runs > 1000 {
         return Err(format!("--runs {}: expected 1..=1000", opts.runs));
     }

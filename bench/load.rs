@@ -33,6 +33,8 @@ use std::time::{Duration, Instant};
 use nineagents::client::{Client, Config, Conn, ServerError};
 use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, NOFID, OREAD};
 
+mod harness;
+
 const USAGE: &str = "\
 usage: cargo bench --bench load -- [--spawn | --addr unix!/path] [--conns N] [--secs S]
                                    [--warmup S] [--path /README] [--msize BYTES]
@@ -73,30 +75,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("load: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("load: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("load", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let spawn = p.contains("--spawn");
     let addr: Option<String> = p.opt_value_from_str("--addr").map_err(e)?;
@@ -116,10 +98,7 @@ fn parse() -> Result<Opts, String> {
         fids: p.opt_value_from_str("--fids").map_err(e)?,
         bin: p.opt_value_from_str("--bin").map_err(e)?,
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if spawn && opts.addr.is_some() {
         return Err("--spawn and --addr are exclusive".into());
     }

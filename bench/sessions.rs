@@ -54,29 +54,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("sessions: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sessions: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("sessions", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let opts = Opts {
         sessions: p.opt_value_from_str("--sessions").map_err(e)?.unwrap_or(10_000),
@@ -84,10 +65,7 @@ fn parse() -> Result<Opts, String> {
         runs: p.opt_value_from_str("--runs").map_err(e)?.unwrap_or(10),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(harness::default_bin),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.sessions == 0 || opts.projects == 0 || opts.runs == 0 || opts.projects > opts.sessions {
         return Err("--sessions, --projects and --runs must be at least 1, --projects at most --sessions".into());
     }

@@ -77,30 +77,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("wait: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("wait: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("wait", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let only: String = p.opt_value_from_str("--only").map_err(e)?.unwrap_or_else(|| "1,2".into());
     let only =
@@ -112,10 +92,7 @@ fn parse() -> Result<Opts, String> {
         waits: p.opt_value_from_str("--waits").map_err(e)?.unwrap_or(10_000),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(harness::default_bin),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.only.iter().any(|s| !(1..=2).contains(s)) {
         return Err("--only takes scenarios 1 and 2".into());
     }

@@ -185,6 +185,33 @@ impl Daemon {
         std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, |d| d.count())
     }
 
+    /// The fd count once two readings 20 ms apart agree.
+    pub fn settled_fds(&self) -> usize {
+        let deadline = Instant::now() + SETTLE_DEADLINE;
+        let mut last = self.fds();
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = self.fds();
+            if now == last || Instant::now() > deadline {
+                return now;
+            }
+            last = now;
+        }
+    }
+
+    /// Poll until the fd count is at most `want` (or `SETTLE_DEADLINE`);
+    /// the count then.
+    pub fn wait_fds(&self, want: usize) -> usize {
+        let deadline = Instant::now() + SETTLE_DEADLINE;
+        loop {
+            let now = self.fds();
+            if now <= want || Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Memory once the loop is asleep and two readings 50 ms apart agree.
     pub fn settled_mem(&self) -> io::Result<Mem> {
         let deadline = Instant::now() + SETTLE_DEADLINE;
@@ -267,6 +294,27 @@ impl Mem {
     pub fn of(pid: u32) -> io::Result<Mem> {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
         Ok(Mem { rss_kib: kib_field(&status, "VmRSS:")?, hwm_kib: kib_field(&status, "VmHWM:")? })
+    }
+}
+
+/// A process's CPU time and minor page faults so far, from /proc/<pid>/stat.
+#[derive(Clone, Copy)]
+pub struct Cpu {
+    pub secs: f64,
+    pub minflt: u64,
+}
+
+impl Cpu {
+    pub fn of(pid: u32) -> Option<Cpu> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command's closing parenthesis start at field 3
+        // (state): minflt is field 10, utime and stime 14 and 15.
+        let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let minflt = f.get(7)?.parse().ok()?;
+        (hz > 0).then(|| Cpu { secs: ticks as f64 / hz as f64, minflt })
     }
 }
 

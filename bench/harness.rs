@@ -342,6 +342,30 @@ pub fn raise_nofile() {
     }
 }
 
+/// The CPU's model and, when the machine is busy, a warning: the two lines
+/// the in-memory benches print before their runs. `unknown` stands for a
+/// model /proc/cpuinfo does not name.
+pub fn print_cpu_and_load(unknown: &str) {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("  cpu: {} ({cpus} available)", cpu_model().unwrap_or_else(|| unknown.into()));
+    if let Some(load) = loadavg() {
+        let busy = if load >= cpus as f64 * 0.5 { ": the machine is busy, expect noise" } else { "" };
+        println!("  load average (1 min) before the runs: {load:.2}{busy}");
+    }
+}
+
+/// The 1-minute load average, from /proc/loadavg.
+pub fn loadavg() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+/// The CPU's model name, from /proc/cpuinfo.
+pub fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("model name"))?;
+    Some(line.split_once(':')?.1.trim().to_string())
+}
+
 /// The machine, for the first line a bench prints.
 pub fn machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -397,8 +421,11 @@ pub fn sorted(v: &[Duration]) -> Vec<Duration> {
     v
 }
 
-/// The `q` quantile of sorted, non-empty `v` (nearest rank).
+/// The `q` quantile of sorted `v` (nearest rank); zero when `v` is empty.
 pub fn quantile(v: &[Duration], q: f64) -> Duration {
+    if v.is_empty() {
+        return Duration::ZERO;
+    }
     let rank = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len());
     v[rank - 1]
 }

@@ -145,12 +145,7 @@ fn run(opts: &Opts) -> Result<bool, String> {
         backslashes as f64 * 100.0 / len as f64,
         opts.runs
     );
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    println!("  cpu: {} ({cpus} available)", cpu_model());
-    if let Some(load) = loadavg() {
-        let busy = if load >= cpus as f64 * 0.5 { ": the machine is busy, expect noise" } else { "" };
-        println!("  load average (1 min) before the runs: {load:.2}{busy}");
-    }
+    harness::print_cpu_and_load("unknown (no model name in /proc/cpuinfo)");
     println!("  indexer SIMD: {}", simd_path());
 
     // A first pass, unmeasured: the indexer must cover the whole file,
@@ -402,23 +397,6 @@ fn size_label(n: usize) -> String {
     } else {
         format!("{n} B")
     }
-}
-
-/// The 1-minute load average, from /proc/loadavg.
-fn loadavg() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown (no model name in /proc/cpuinfo)".into())
 }
 
 /// The SIMD path the indexer picked on this CPU, as the crate names it.

@@ -30,7 +30,6 @@ mod harness;
 
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,8 +38,8 @@ use std::time::{Duration, Instant};
 
 use harness::{ms, quantile, sorted, Daemon, Scratch};
 use nineagents::chat::{Format, Index};
-use nineagents::client::{Client, Config, Conn};
-use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, OREAD};
+use nineagents::client::Client;
+use nineagents::proto::{self, Rmsg, Tmsg, WalkNames, OREAD};
 
 const USAGE: &str = "\
 usage: cargo bench --bench chat_latency -- [--runs N] [--idle N] [--file PATH] [--bin PATH] [--check]
@@ -377,10 +376,7 @@ struct Session {
 
 impl Session {
     fn open(sock: &Path) -> io::Result<Session> {
-        let stream = UnixStream::connect(sock)?;
-        stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        let config = Config { dialect: Dialect::P2000, msize: 1 << 20, uname: "bench".into(), aname: String::new() };
-        let c = Client::handshake(Conn::Unix(stream), &config)?;
+        let c = harness::client(sock, 1 << 20, IO_TIMEOUT)?;
         if c.root() != ROOT_FID {
             return Err(bad(format!("the client attached as fid {}, not {ROOT_FID}", c.root())));
         }

@@ -10,10 +10,14 @@ use std::ffi::OsStr;
 use std::fmt::Display;
 use std::io;
 use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use nineagents::client::{Client, Config, Conn};
+use nineagents::proto::Dialect;
 
 /// How long a daemon may take to listen, or to exit on SIGTERM.
 pub const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
@@ -377,6 +381,16 @@ pub fn machine() -> String {
         mem_available_kib().unwrap_or(0) as f64 / (1 << 20) as f64,
         load.split_whitespace().next().unwrap_or("?")
     )
+}
+
+/// A client of the bench's: 9P2000 as `bench` over a unix socket whose
+/// reads and writes give up after `timeout`.
+pub fn client(sock: &Path, msize: u32, timeout: Duration) -> io::Result<Client> {
+    let stream = UnixStream::connect(sock)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let config = Config { dialect: Dialect::P2000, msize, uname: "bench".into(), aname: String::new() };
+    Client::handshake(Conn::Unix(stream), &config)
 }
 
 // ---------------------------------------------------------------------------

@@ -993,10 +993,7 @@ struct Session {
 
 impl Session {
     fn open(sock: &Path) -> io::Result<Session> {
-        let stream = UnixStream::connect(sock)?;
-        stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        stream.set_write_timeout(Some(IO_TIMEOUT))?;
-        Ok(Session { c: Client::handshake(Conn::Unix(stream), &config())? })
+        Ok(Session { c: harness::client(sock, MSIZE, IO_TIMEOUT)? })
     }
 
     /// Walk to the small file, Tstat it, Tclunk it: three round trips.

@@ -24,7 +24,6 @@
 mod harness;
 
 use std::io;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,8 +31,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::{ms, print_table, quantile, sorted, Daemon, Row, Scratch};
-use nineagents::client::{Client, Config, Conn};
-use nineagents::proto::{Dialect, OREAD};
+use nineagents::client::Client;
+use nineagents::proto::OREAD;
 
 const USAGE: &str = "\
 usage: cargo bench --bench sessions -- [--sessions 10000] [--projects 100] [--runs 10] [--bin PATH]
@@ -152,11 +151,7 @@ fn measure(opts: &Opts, sock: &Path, rows: &mut Vec<Row>) -> io::Result<()> {
 }
 
 fn session(sock: &Path) -> io::Result<Client> {
-    let stream = UnixStream::connect(sock)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let config = Config { dialect: Dialect::P2000, msize: MSIZE, uname: "bench".into(), aname: String::new() };
-    Client::handshake(Conn::Unix(stream), &config)
+    harness::client(sock, MSIZE, IO_TIMEOUT)
 }
 
 /// Walk, open and read a whole directory: the time, and its entries.

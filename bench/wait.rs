@@ -32,14 +32,13 @@ mod harness;
 
 use std::collections::HashMap;
 use std::io;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness::{ms, print_table, quantile, sorted, Daemon, Mem, Row, Scratch};
-use nineagents::client::{Client, Config, Conn};
-use nineagents::proto::{Dialect, Rmsg, Tmsg, WalkNames, OREAD};
+use nineagents::client::Client;
+use nineagents::proto::{Rmsg, Tmsg, WalkNames, OREAD};
 
 const USAGE: &str = "\
 usage: cargo bench --bench wait -- [--only 1,2] [--agents 100] [--changes 1000]
@@ -309,11 +308,7 @@ fn memory(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()> {
 // 9P.
 
 fn session(sock: &Path) -> io::Result<Client> {
-    let stream = UnixStream::connect(sock)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let config = Config { dialect: Dialect::P2000, msize: MSIZE, uname: "bench".into(), aname: String::new() };
-    Client::handshake(Conn::Unix(stream), &config)
+    harness::client(sock, MSIZE, IO_TIMEOUT)
 }
 
 /// Walk to and open each of `paths`; the fids. Pipelined, `BATCH` at a

@@ -26,18 +26,20 @@
 
 #[path = "gen_rollout.rs"]
 mod gen_rollout;
+mod harness;
 
+use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harness::{ms, quantile, sorted, Daemon, Scratch};
 use nineagents::chat::{Format, Index};
-use nineagents::client::{Client, Config, Conn};
-use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, OREAD};
+use nineagents::client::Client;
+use nineagents::proto::{self, Rmsg, Tmsg, WalkNames, OREAD};
 
 const USAGE: &str = "\
 usage: cargo bench --bench chat_latency -- [--runs N] [--idle N] [--file PATH] [--bin PATH] [--check]
@@ -53,7 +55,6 @@ usage: cargo bench --bench chat_latency -- [--runs N] [--idle N] [--file PATH] [
 const TARGET_P99: Duration = Duration::from_millis(2);
 /// How long a reply may take (the whole first index included).
 const IO_TIMEOUT: Duration = Duration::from_secs(60);
-const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
 /// The fixture agent.
 const PID: u32 = 4242;
 const THREAD: &str = "019cad1a-0000-7000-8000-000000000228";
@@ -69,30 +70,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("chat_latency: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("chat_latency: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("chat_latency", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let opts = Opts {
         runs: p.opt_value_from_str("--runs").map_err(e)?.unwrap_or(10),
@@ -101,10 +82,7 @@ fn parse() -> Result<Opts, String> {
         bin: p.opt_value_from_str("--bin").map_err(e)?,
         check: p.contains("--check"),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.runs == 0 || opts.runs > 1000 {
         return Err("--runs must be in 1..=1000".into());
     }
@@ -132,7 +110,7 @@ fn run(opts: &Opts) -> Result<bool, String> {
             path
         }
     };
-    let bin = opts.bin.clone().unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_9agents")));
+    let bin = opts.bin.clone().unwrap_or_else(harness::default_bin);
     let world = World::new(&source).map_err(|e| format!("setting up: {e}"))?;
     let len = std::fs::metadata(&world.rollout).map_err(|e| e.to_string())?.len();
     // Into page cache, as a transcript being written is.
@@ -150,24 +128,19 @@ fn run(opts: &Opts) -> Result<bool, String> {
         world.rollout.display()
     );
     println!("  daemon: {}", bin.display());
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    println!("  cpu: {} ({cpus} available)", cpu_model());
-    if let Some(load) = loadavg() {
-        let busy = if load >= cpus as f64 * 0.5 { ": the machine is busy, expect noise" } else { "" };
-        println!("  load average (1 min) before the runs: {load:.2}{busy}");
-    }
+    harness::print_cpu_and_load("unknown");
     println!("  the read that indexes: /{}; the stat timed: walk /pid + stat + clunk", msg.join("/"));
 
     // The idle daemon, for comparison.
     let idle = {
-        let d = Daemon::spawn(&bin, &world)?;
+        let d = spawn(&bin, &world)?;
         let mut s = Session::open(&d.sock).map_err(|e| format!("connect: {e}"))?;
         wait_for_agent(&mut s)?;
         let mut lat = Vec::with_capacity(opts.idle);
         for _ in 0..opts.idle {
             lat.push(s.stat_pid().map_err(|e| format!("stat /pid: {e}"))?);
         }
-        d.stop()?;
+        d.stop().map_err(|e| e.to_string())?;
         lat
     };
     println!("  idle daemon: stat /pid {}", quantiles(&idle));
@@ -218,14 +191,14 @@ fn run(opts: &Opts) -> Result<bool, String> {
 
 /// One fresh daemon: the first read of the chat against a loop of stats.
 fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
-    let d = Daemon::spawn(bin, world)?;
+    let d = spawn(bin, world)?;
     let mut stats = Session::open(&d.sock).map_err(|e| format!("connect: {e}"))?;
     wait_for_agent(&mut stats)?;
     for _ in 0..50 {
         stats.stat_pid().map_err(|e| format!("stat /pid: {e}"))?;
     }
     let mut reader = Session::open(&d.sock).map_err(|e| format!("connect: {e}"))?;
-    let faults_before = minflt(d.child.id());
+    let faults_before = harness::Cpu::of(d.pid).map(|c| c.minflt);
     let names: Vec<&[u8]> = msg.iter().map(|s| s.as_bytes()).collect();
     let done = Arc::new(AtomicBool::new(false));
     let (started, handle) = {
@@ -272,17 +245,17 @@ fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
         ends.push(Instant::now());
     }
     let (answered, first_read, first_len) = handle.join().map_err(|_| "the reader panicked".to_string())??;
-    let faults = faults_before.zip(minflt(d.child.id())).map(|(a, b)| b.saturating_sub(a));
+    let faults = faults_before.zip(harness::Cpu::of(d.pid).map(|c| c.minflt)).map(|(a, b)| b.saturating_sub(a));
     // Only the stats that ran wholly inside the indexing window.
     let inside: Vec<Duration> =
         lat.iter().zip(&ends).filter(|(l, e)| **e - **l >= started && **e <= answered).map(|(l, _)| *l).collect();
-    d.stop()?;
+    d.stop().map_err(|e| e.to_string())?;
     Ok(Run { index: answered - started, faults, stats: sorted(&inside), first_read, first_len })
 }
 
 /// Poll (listing /active/codex) until the scan has found the agent.
 fn wait_for_agent(s: &mut Session) -> Result<(), String> {
-    let deadline = Instant::now() + SPAWN_DEADLINE;
+    let deadline = Instant::now() + harness::SPAWN_DEADLINE;
     loop {
         let names: Vec<&[u8]> = vec![b"active", b"codex", b"4242", b"via"];
         if s.walk(ROOT_FID, 3, &names).is_ok() {
@@ -329,8 +302,8 @@ fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
 // The world: a codex root holding the rollout, a fixture process table.
 
 struct World {
-    /// The scratch dir (XDG_RUNTIME_DIR, HOME, proc, sockets); removed on drop.
-    dir: PathBuf,
+    /// HOME, XDG_RUNTIME_DIR, proc and the sockets; removed on drop.
+    scratch: Scratch,
     proc: PathBuf,
     root: PathBuf,
     rollout: PathBuf,
@@ -361,14 +334,9 @@ impl World {
                 }
             }
         };
-        let dir = std::env::temp_dir().join(format!("9a-chatlat-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("home"))?;
-        std::fs::create_dir_all(dir.join("run"))?;
-        let proc = dir.join("proc");
+        let scratch = Scratch::new("chatlat")?;
+        let proc = scratch.fixture_proc()?;
         std::fs::create_dir_all(proc.join(PID.to_string()).join("fd"))?;
-        std::fs::write(proc.join("stat"), "cpu  1 2 3 4\nbtime 1764000000\n")?;
-        std::fs::write(proc.join("locks"), "")?;
         let me = proc.join(PID.to_string());
         let zeros = vec!["0"; 17].join(" ");
         std::fs::write(me.join("stat"), format!("{PID} (codex) S 1 {zeros} 500000 5000 300\n"))?;
@@ -379,103 +347,23 @@ impl World {
         {
             std::os::unix::fs::symlink(target, me.join("fd").join(n.to_string()))?;
         }
-        Ok(World { dir, proc, root, rollout, how })
+        Ok(World { scratch, proc, root, rollout, how })
     }
 }
 
-impl Drop for World {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The daemon.
-
-struct Daemon {
-    child: Child,
-    sock: PathBuf,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn spawn(bin: &Path, w: &World) -> Result<Daemon, String> {
-        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = SEQ.fetch_add(1, Ordering::Relaxed);
-        let sock = w.dir.join(format!("d{n}.sock"));
-        let log = w.dir.join(format!("d{n}.log"));
-        let root = format!("codex={}", w.root.display());
-        let child = Command::new(bin)
-            .args(["--no-post", "--unix"])
-            .arg(&sock)
-            .arg("--proc")
-            .arg(&w.proc)
-            .args(["--root", &root])
-            // The rollout is a hard link of the generated file (no 228 MB
-            // copy), which the daemon hides unless told it may serve it.
-            .arg("--allow-hard-links")
-            .env_clear()
-            .env("HOME", w.dir.join("home"))
-            .env("XDG_RUNTIME_DIR", w.dir.join("run"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).map_err(|e| e.to_string())?)
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", bin.display()))?;
-        let mut d = Daemon { child, sock, log };
-        let deadline = Instant::now() + SPAWN_DEADLINE;
-        loop {
-            if UnixStream::connect(&d.sock).is_ok() {
-                return Ok(d);
-            }
-            if let Ok(Some(status)) = d.child.try_wait() {
-                return Err(format!("the daemon exited ({status}) before listening: {}", d.log_tail()));
-            }
-            if Instant::now() > deadline {
-                let _ = d.child.kill();
-                let _ = d.child.wait();
-                return Err(format!("no socket at {} after {SPAWN_DEADLINE:?}: {}", d.sock.display(), d.log_tail()));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// SIGTERM and a clean exit, bounded.
-    fn stop(mut self) -> Result<(), String> {
-        // SAFETY: kill(2) on the pid of a child we have not yet reaped.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + SPAWN_DEADLINE;
-        loop {
-            if let Some(s) = self.child.try_wait().map_err(|e| e.to_string())? {
-                return if s.success() {
-                    Ok(())
-                } else {
-                    Err(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail()))
-                };
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return Err(format!("the daemon ignored SIGTERM for {SPAWN_DEADLINE:?}; killed"));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(5)..].join(" | ")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+/// A daemon on the world: its codex root, its process table, and
+/// `--allow-hard-links`, since the rollout is a hard link of the generated
+/// file (no 228 MB copy), which the daemon hides unless told it may serve it.
+fn spawn(bin: &Path, w: &World) -> Result<Daemon, String> {
+    let root = format!("codex={}", w.root.display());
+    let args = [
+        OsStr::new("--proc"),
+        w.proc.as_os_str(),
+        OsStr::new("--root"),
+        OsStr::new(&root),
+        "--allow-hard-links".as_ref(),
+    ];
+    Daemon::spawn(bin, &w.scratch, &args).map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------------------
@@ -488,10 +376,7 @@ struct Session {
 
 impl Session {
     fn open(sock: &Path) -> io::Result<Session> {
-        let stream = UnixStream::connect(sock)?;
-        stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        let config = Config { dialect: Dialect::P2000, msize: 1 << 20, uname: "bench".into(), aname: String::new() };
-        let c = Client::handshake(Conn::Unix(stream), &config)?;
+        let c = harness::client(sock, 1 << 20, IO_TIMEOUT)?;
         if c.root() != ROOT_FID {
             return Err(bad(format!("the client attached as fid {}, not {ROOT_FID}", c.root())));
         }
@@ -539,21 +424,6 @@ fn bad(msg: String) -> io::Error {
 // ---------------------------------------------------------------------------
 // Figures.
 
-fn sorted(v: &[Duration]) -> Vec<Duration> {
-    let mut v = v.to_vec();
-    v.sort();
-    v
-}
-
-/// The `q` quantile of sorted `v` (nearest rank).
-fn quantile(v: &[Duration], q: f64) -> Duration {
-    if v.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len());
-    v[rank - 1]
-}
-
 fn quantiles(v: &[Duration]) -> String {
     let v = sorted(v);
     if v.is_empty() {
@@ -566,30 +436,4 @@ fn quantiles(v: &[Duration]) -> String {
         ms(quantile(&v, 0.99)),
         ms(v[v.len() - 1])
     )
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-/// Minor page faults of `pid` so far (`/proc/<pid>/stat` field 10).
-fn minflt(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    text[text.rfind(')')? + 2..].split_whitespace().nth(7)?.parse().ok()
-}
-
-fn loadavg() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }

@@ -1,23 +1,99 @@
-//! What the daemon benches share: a daemon started in a scratch world and
-//! read from outside (memory, fds, the SIGUSR1 status line), the table of
-//! figures each bench ends with, and quantiles. A bench uses it as
-//! `mod harness;` (this file is no bench of its own).
+//! What the benches share: the entry point (options, `--help`, exit
+//! codes), a daemon started in a scratch world and read from outside
+//! (memory, fds, CPU time, the SIGUSR1 status line), the table of figures
+//! each bench ends with, and quantiles. A bench uses it as `mod harness;`
+//! (this file is no bench of its own; every bench is its own crate).
 
 #![allow(dead_code)] // each bench uses its own part of it
 
 use std::ffi::OsStr;
+use std::fmt::Display;
 use std::io;
 use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use nineagents::client::{Client, Config, Conn};
+use nineagents::proto::Dialect;
 
 /// How long a daemon may take to listen, or to exit on SIGTERM.
 pub const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
 /// How long memory and fds have to settle.
 pub const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
 pub const MIB: u64 = 1 << 20;
+
+// ---------------------------------------------------------------------------
+// The entry point.
+
+/// A bench binary's `main`: `-h`/`--help` prints `usage` and exits 0; the
+/// `--bench` flag cargo passes every bench binary is taken; `parse` reads
+/// the rest (ending with [`finish`]), and an error there exits 2 after
+/// `name: why` and the usage; then `run`, whose error exits 1 after
+/// `name: why`.
+pub fn main<O, R: Outcome, E: Display>(
+    name: &str,
+    usage: &str,
+    parse: fn(pico_args::Arguments) -> Result<O, String>,
+    run: fn(&O) -> Result<R, E>,
+) -> ExitCode {
+    let mut p = pico_args::Arguments::from_env();
+    if p.contains(["-h", "--help"]) {
+        print!("{usage}");
+        return ExitCode::SUCCESS;
+    }
+    let _ = p.contains("--bench");
+    let opts = match parse(p) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{name}: {e}\n{usage}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(r) => r.exit_code(),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The end of a bench's options: an error naming any argument left over.
+pub fn finish(p: pico_args::Arguments) -> Result<(), String> {
+    let rest = p.finish();
+    match rest.is_empty() {
+        true => Ok(()),
+        false => Err(format!("unexpected arguments: {rest:?}")),
+    }
+}
+
+/// What a bench's run that did not fail comes to: `()`, it ran (exit 0);
+/// a bool, whether its `--check` target holds (exit 0, or 1 for false).
+pub trait Outcome {
+    fn exit_code(self) -> ExitCode;
+}
+
+impl Outcome for () {
+    fn exit_code(self) -> ExitCode {
+        ExitCode::SUCCESS
+    }
+}
+
+impl Outcome for bool {
+    fn exit_code(self) -> ExitCode {
+        if self {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The daemon in its scratch world.
 
 /// The `9agents` cargo built for the bench.
 pub fn default_bin() -> PathBuf {
@@ -113,6 +189,33 @@ impl Daemon {
         std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, |d| d.count())
     }
 
+    /// The fd count once two readings 20 ms apart agree.
+    pub fn settled_fds(&self) -> usize {
+        let deadline = Instant::now() + SETTLE_DEADLINE;
+        let mut last = self.fds();
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = self.fds();
+            if now == last || Instant::now() > deadline {
+                return now;
+            }
+            last = now;
+        }
+    }
+
+    /// Poll until the fd count is at most `want` (or `SETTLE_DEADLINE`);
+    /// the count then.
+    pub fn wait_fds(&self, want: usize) -> usize {
+        let deadline = Instant::now() + SETTLE_DEADLINE;
+        loop {
+            let now = self.fds();
+            if now <= want || Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Memory once the loop is asleep and two readings 50 ms apart agree.
     pub fn settled_mem(&self) -> io::Result<Mem> {
         let deadline = Instant::now() + SETTLE_DEADLINE;
@@ -198,6 +301,27 @@ impl Mem {
     }
 }
 
+/// A process's CPU time and minor page faults so far, from /proc/<pid>/stat.
+#[derive(Clone, Copy)]
+pub struct Cpu {
+    pub secs: f64,
+    pub minflt: u64,
+}
+
+impl Cpu {
+    pub fn of(pid: u32) -> Option<Cpu> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command's closing parenthesis start at field 3
+        // (state): minflt is field 10, utime and stime 14 and 15.
+        let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let minflt = f.get(7)?.parse().ok()?;
+        (hz > 0).then(|| Cpu { secs: ticks as f64 / hz as f64, minflt })
+    }
+}
+
 /// A `Name:   1234 kB` line of a /proc status-like file.
 pub fn kib_field(text: &str, name: &str) -> io::Result<u64> {
     text.lines()
@@ -222,6 +346,30 @@ pub fn raise_nofile() {
     }
 }
 
+/// The CPU's model and, when the machine is busy, a warning: the two lines
+/// the in-memory benches print before their runs. `unknown` stands for a
+/// model /proc/cpuinfo does not name.
+pub fn print_cpu_and_load(unknown: &str) {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    println!("  cpu: {} ({cpus} available)", cpu_model().unwrap_or_else(|| unknown.into()));
+    if let Some(load) = loadavg() {
+        let busy = if load >= cpus as f64 * 0.5 { ": the machine is busy, expect noise" } else { "" };
+        println!("  load average (1 min) before the runs: {load:.2}{busy}");
+    }
+}
+
+/// The 1-minute load average, from /proc/loadavg.
+pub fn loadavg() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+/// The CPU's model name, from /proc/cpuinfo.
+pub fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("model name"))?;
+    Some(line.split_once(':')?.1.trim().to_string())
+}
+
 /// The machine, for the first line a bench prints.
 pub fn machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -233,6 +381,16 @@ pub fn machine() -> String {
         mem_available_kib().unwrap_or(0) as f64 / (1 << 20) as f64,
         load.split_whitespace().next().unwrap_or("?")
     )
+}
+
+/// A client of the bench's: 9P2000 as `bench` over a unix socket whose
+/// reads and writes give up after `timeout`.
+pub fn client(sock: &Path, msize: u32, timeout: Duration) -> io::Result<Client> {
+    let stream = UnixStream::connect(sock)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let config = Config { dialect: Dialect::P2000, msize, uname: "bench".into(), aname: String::new() };
+    Client::handshake(Conn::Unix(stream), &config)
 }
 
 // ---------------------------------------------------------------------------
@@ -277,8 +435,11 @@ pub fn sorted(v: &[Duration]) -> Vec<Duration> {
     v
 }
 
-/// The `q` quantile of sorted, non-empty `v` (nearest rank).
+/// The `q` quantile of sorted `v` (nearest rank); zero when `v` is empty.
 pub fn quantile(v: &[Duration], q: f64) -> Duration {
+    if v.is_empty() {
+        return Duration::ZERO;
+    }
     let rank = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len());
     v[rank - 1]
 }

@@ -26,18 +26,23 @@
 //! See bench/README.md.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::{self, Write};
-use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use harness::{
+    machine, mem_available_kib, ms, print_table, quantile, raise_nofile, sorted, Cpu, Daemon, Mem, Row, Scratch, MIB,
+};
 use nineagents::client::{Client, Config, Conn, ServerError};
 use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, OREAD};
+
+mod harness;
 
 const USAGE: &str = "\
 usage: cargo bench --bench hostile -- [--only 1,2,3,4,5] [--clients 1,16,64,250]
@@ -64,7 +69,6 @@ const SMALL_NAMES: [&[u8]; 4] = [b"claude", b"projects", b"-bench-hostile", b"sm
 const BIG_NAMES: [&[u8]; 4] = [b"claude", b"projects", b"-bench-hostile", b"big.jsonl"];
 /// The msize every client asks for: the daemon's default, 1 MiB.
 const MSIZE: u32 = 1 << 20;
-const MIB: u64 = 1 << 20;
 
 /// Treads each never-reading client pipelines (the issue's figure).
 const HOSTILE_READS: usize = 2_000;
@@ -116,9 +120,6 @@ const HARD_OVER_KIB: u64 = 2 << 20;
 const MEM_AVAILABLE_MIN_KIB: u64 = 3 << 20;
 /// Any one reply from a daemon under load.
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
-const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
-/// How long fds and RSS have to settle after a hang-up.
-const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
 /// Pipelined walks/clunks per batch in the fid flood (17-byte Twalks, 9-byte
 /// Rwalks: a batch fits any socket buffer both ways).
 const FID_BATCH: u32 = 1_000;
@@ -139,30 +140,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("hostile: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hostile: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("hostile", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let list = |s: Option<String>, default: &str| -> Result<Vec<usize>, String> {
         let s = s.unwrap_or_else(|| default.into());
@@ -180,10 +161,7 @@ fn parse() -> Result<Opts, String> {
         fids: p.opt_value_from_str("--fids").map_err(e)?.unwrap_or(100_000),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_9agents"))),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.only.iter().any(|s| !(1..=5).contains(s)) {
         return Err("--only takes scenarios 1 to 5".into());
     }
@@ -201,7 +179,7 @@ fn run(opts: &Opts) -> io::Result<()> {
     let t0 = Instant::now();
     println!("hostile: {} on {}", opts.bin.display(), machine());
     let world = World::new()?;
-    println!("hostile: scratch {} ({} MB file written)", world.dir.display(), BIG_BYTES / 1_000_000);
+    println!("hostile: scratch {} ({} MB file written)", world.scratch.dir.display(), BIG_BYTES / 1_000_000);
     let mut rows = Vec::new();
     for &s in &opts.only {
         let r = match s {
@@ -233,7 +211,7 @@ fn run(opts: &Opts) -> io::Result<()> {
 fn never_reading(opts: &Opts, w: &World, n: usize, rows: &mut Vec<Row>) -> io::Result<()> {
     let sc = format!("1 never-reading x{n}");
     println!("\n== {sc}: {n} clients x {HOSTILE_READS} Treads of 1 MiB, never reading a reply");
-    let d = Daemon::spawn(opts, w, &[])?;
+    let d = spawn(opts, w, &[])?;
     let stats = StatLoop::start(&d.sock)?;
     let idle_attach = time_attaches(&d.sock)?;
     std::thread::sleep(BASELINE);
@@ -566,7 +544,7 @@ fn many_conns(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()> {
     let n = opts.conns;
     let sc = format!("2 {n} connections");
     println!("\n== {sc}: all connect, Tversion, Tattach and hold (--max-conns 1024)");
-    let d = Daemon::spawn(opts, w, &["--max-conns", "1024"])?;
+    let d = spawn(opts, w, &["--max-conns", "1024"])?;
     let (base, base_fds) = (d.settled_mem()?, d.settled_fds());
     let stats = StatLoop::start(&d.sock)?;
     std::thread::sleep(BASELINE);
@@ -645,7 +623,7 @@ fn cycles(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()> {
     let n = opts.cycles;
     let sc = format!("3 {n} cycles");
     println!("\n== {sc}: connect, Tversion, Tattach, walk, clunk, close; 1 in {IN_FLIGHT_EVERY} closes with a walk, open and 1 MiB read in flight");
-    let d = Daemon::spawn(opts, w, &[])?;
+    let d = spawn(opts, w, &[])?;
     // One of each kind of cycle first, so the baseline is a daemon that has
     // done both (its buffers and tables grown once).
     one_cycle(&d.sock, false)?;
@@ -708,7 +686,7 @@ fn fid_flood(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()> {
     let sc = format!("4 fid flood {cap}");
     println!("\n== {sc}: clone walks (Twalk 0 -> newfid, no names), {FID_BATCH} pipelined at a time, until refused (--max-fids {cap})");
     let cap_arg = cap.to_string();
-    let d = Daemon::spawn(opts, w, &["--max-fids", &cap_arg])?;
+    let d = spawn(opts, w, &["--max-fids", &cap_arg])?;
     let base_fds = d.settled_fds();
     let mut s = Session::open(&d.sock)?;
     let base = d.settled_mem()?;
@@ -809,7 +787,7 @@ fn walks_past_cap(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()>
     const WALKS: u32 = 64;
     let sc = format!("4 {WALKS} walks, cap {CAP}");
     println!("\n== {sc}: {WALKS} Twalks to {SMALL_PATH} pipelined (--max-fids {CAP})");
-    let d = Daemon::spawn(opts, w, &["--max-fids", &CAP.to_string()])?;
+    let d = spawn(opts, w, &["--max-fids", &CAP.to_string()])?;
     let mut s = Session::open(&d.sock)?;
     let names = WalkNames::new(&SMALL_NAMES).expect("4 names");
     for newfid in 1..=WALKS {
@@ -837,7 +815,7 @@ fn walks_past_cap(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()>
 
 fn idle(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()> {
     println!("\n== 5 idle: the daemon on the demo home (--demo), as bench/rss.sh");
-    let d = Daemon::spawn(opts, w, &["--demo"])?;
+    let d = spawn(opts, w, &["--demo"])?;
     // rss.sh's moment more for anything the loop does once at start.
     std::thread::sleep(Duration::from_millis(200));
     let idle = Mem::of(d.pid)?;
@@ -1015,10 +993,7 @@ struct Session {
 
 impl Session {
     fn open(sock: &Path) -> io::Result<Session> {
-        let stream = UnixStream::connect(sock)?;
-        stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        stream.set_write_timeout(Some(IO_TIMEOUT))?;
-        Ok(Session { c: Client::handshake(Conn::Unix(stream), &config())? })
+        Ok(Session { c: harness::client(sock, MSIZE, IO_TIMEOUT)? })
     }
 
     /// Walk to the small file, Tstat it, Tclunk it: three round trips.
@@ -1045,22 +1020,18 @@ fn show(r: &Rmsg<'_>) -> String {
 // The world: scratch HOME, XDG_RUNTIME_DIR, process table and claude root.
 
 struct World {
-    dir: PathBuf,
+    /// Removed on drop, with the 200 MB file.
+    scratch: Scratch,
     proc: PathBuf,
     claude: PathBuf,
 }
 
 impl World {
     fn new() -> io::Result<World> {
-        let dir = std::env::temp_dir().join(format!("9a-hostile-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let w = World { proc: dir.join("proc"), claude: dir.join("claude"), dir };
-        for sub in ["home", "run", "proc"] {
-            std::fs::create_dir_all(w.dir.join(sub))?;
-        }
+        let scratch = Scratch::new("hostile")?;
         // An empty process table: no agent is running.
-        std::fs::write(w.proc.join("stat"), "cpu  1 2 3 4\nbtime 1764000000\n")?;
-        std::fs::write(w.proc.join("locks"), "")?;
+        let proc = scratch.fixture_proc()?;
+        let w = World { proc, claude: scratch.dir.join("claude"), scratch };
         let project = w.claude.join(PROJECT);
         std::fs::create_dir_all(&project)?;
         std::fs::write(project.join("small.jsonl"), "{\"type\":\"user\",\"message\":\"hello\"}\n")?;
@@ -1069,10 +1040,20 @@ impl World {
     }
 }
 
-impl Drop for World {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+/// Start the daemon on the world (`--demo` replaces its roots and process
+/// table), and wait until it listens and sleeps in its loop.
+fn spawn(opts: &Opts, w: &World, args: &[&str]) -> io::Result<Daemon> {
+    let mut all: Vec<OsString> = Vec::new();
+    if !args.contains(&"--demo") {
+        all.extend([
+            "--proc".into(),
+            w.proc.clone().into(),
+            "--root".into(),
+            format!("claude={}", w.claude.display()).into(),
+        ]);
     }
+    all.extend(args.iter().map(OsString::from));
+    Daemon::spawn(&opts.bin, &w.scratch, &all)
 }
 
 /// `BIG_BYTES` of JSON lines (their content is irrelevant: nobody indexes
@@ -1093,247 +1074,7 @@ fn write_big(path: &Path) -> io::Result<()> {
 }
 
 // ---------------------------------------------------------------------------
-// The daemon.
-
-struct Daemon {
-    child: Child,
-    pid: u32,
-    sock: PathBuf,
-    log: PathBuf,
-}
-
-impl Daemon {
-    /// Start the daemon on the world (`--demo` replaces its roots and
-    /// process table), and wait until it listens and sleeps in its loop.
-    fn spawn(opts: &Opts, w: &World, args: &[&str]) -> io::Result<Daemon> {
-        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = SEQ.fetch_add(1, Ordering::Relaxed);
-        let (sock, log) = (w.dir.join(format!("d{n}.sock")), w.dir.join(format!("d{n}.log")));
-        let mut cmd = Command::new(&opts.bin);
-        cmd.args(["--no-post", "--unix"]).arg(&sock);
-        if !args.contains(&"--demo") {
-            cmd.arg("--proc").arg(&w.proc).arg("--root").arg(format!("claude={}", w.claude.display()));
-        }
-        let child = cmd
-            .args(args)
-            .env_clear()
-            .env("HOME", w.dir.join("home"))
-            .env("XDG_RUNTIME_DIR", w.dir.join("run"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?)
-            .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("spawn {}: {e}", opts.bin.display())))?;
-        let pid = child.id();
-        let mut d = Daemon { child, pid, sock, log };
-        let deadline = Instant::now() + SPAWN_DEADLINE;
-        // As rss.sh: the socket exists (std's bind also listens) and the
-        // process is asleep in its loop; no probe connection.
-        while !(std::fs::symlink_metadata(&d.sock).is_ok_and(|m| m.file_type().is_socket()) && d.asleep()) {
-            if let Some(status) = d.child.try_wait()? {
-                return Err(io::Error::other(format!(
-                    "the daemon exited ({status}) before listening: {}",
-                    d.log_tail()
-                )));
-            }
-            if Instant::now() > deadline {
-                return Err(io::Error::other(format!("no socket at {} after {SPAWN_DEADLINE:?}", d.sock.display())));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(d)
-    }
-
-    fn asleep(&self) -> bool {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap_or_default();
-        status.lines().any(|l| l.starts_with("State:") && l.contains("S (sleeping)"))
-    }
-
-    fn fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, |d| d.count())
-    }
-
-    /// The fd count once two readings 20 ms apart agree.
-    fn settled_fds(&self) -> usize {
-        let deadline = Instant::now() + SETTLE_DEADLINE;
-        let mut last = self.fds();
-        loop {
-            std::thread::sleep(Duration::from_millis(20));
-            let now = self.fds();
-            if now == last || Instant::now() > deadline {
-                return now;
-            }
-            last = now;
-        }
-    }
-
-    /// Poll until the fd count is at most `want` (or `SETTLE_DEADLINE`);
-    /// the count then.
-    fn wait_fds(&self, want: usize) -> usize {
-        let deadline = Instant::now() + SETTLE_DEADLINE;
-        loop {
-            let now = self.fds();
-            if now <= want || Instant::now() > deadline {
-                return now;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Memory once the loop is asleep and two readings 50 ms apart agree.
-    fn settled_mem(&self) -> io::Result<Mem> {
-        let deadline = Instant::now() + SETTLE_DEADLINE;
-        let mut last = Mem::of(self.pid)?;
-        loop {
-            std::thread::sleep(Duration::from_millis(50));
-            let now = Mem::of(self.pid)?;
-            if (now.rss_kib == last.rss_kib && self.asleep()) || Instant::now() > deadline {
-                return Ok(now);
-            }
-            last = now;
-        }
-    }
-
-    /// Ask for the status line (SIGUSR1) and wait for it in the log.
-    fn status_line(&self) -> Option<String> {
-        let count = |text: &str| text.lines().filter(|l| l.starts_with("9agents status:")).count();
-        let before = count(&std::fs::read_to_string(&self.log).unwrap_or_default());
-        // SAFETY: kill(2) on the pid of our child, not yet reaped.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGUSR1) };
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < deadline {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            if count(&text) > before {
-                return text.lines().rfind(|l| l.starts_with("9agents status:")).map(str::to_string);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-
-    /// SIGTERM and a clean exit, bounded.
-    fn stop(mut self) -> io::Result<()> {
-        // SAFETY: kill(2) on the pid of our child, not yet reaped.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + SPAWN_DEADLINE;
-        loop {
-            if let Some(s) = self.child.try_wait()? {
-                return if s.success() {
-                    Ok(())
-                } else {
-                    Err(io::Error::other(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail())))
-                };
-            }
-            if Instant::now() > deadline {
-                return Err(io::Error::other(format!("the daemon ignored SIGTERM for {SPAWN_DEADLINE:?}; killed")));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(5)..].join(" | ")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-struct Mem {
-    rss_kib: u64,
-    hwm_kib: u64,
-}
-
-impl Mem {
-    fn of(pid: u32) -> io::Result<Mem> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        Ok(Mem { rss_kib: kib_field(&status, "VmRSS:")?, hwm_kib: kib_field(&status, "VmHWM:")? })
-    }
-}
-
-/// A process's CPU time and minor page faults so far, from /proc/<pid>/stat.
-#[derive(Clone, Copy)]
-struct Cpu {
-    secs: f64,
-    minflt: u64,
-}
-
-impl Cpu {
-    fn of(pid: u32) -> Option<Cpu> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Fields after the command's closing parenthesis start at field 3
-        // (state): minflt is field 10, utime and stime 14 and 15.
-        let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
-        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        let minflt = f.get(7)?.parse().ok()?;
-        (hz > 0).then(|| Cpu { secs: ticks as f64 / hz as f64, minflt })
-    }
-}
-
-/// A `Name:   1234 kB` line of a /proc status-like file.
-fn kib_field(text: &str, name: &str) -> io::Result<u64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| io::Error::other(format!("no {name} field")))
-}
-
-fn mem_available_kib() -> Option<u64> {
-    kib_field(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable:").ok()
-}
-
-/// Raise this process's soft RLIMIT_NOFILE to its hard limit: scenario 2
-/// holds a thousand sockets.
-fn raise_nofile() {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit/setrlimit with a valid rlimit pointer.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
-}
-
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| kib_field(&m, "MemTotal:").ok());
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    format!(
-        "{cpus} CPUs, {:.1} GiB RAM ({:.1} GiB available), load average {}",
-        total.unwrap_or(0) as f64 / (1 << 20) as f64,
-        mem_available_kib().unwrap_or(0) as f64 / (1 << 20) as f64,
-        load.split_whitespace().next().unwrap_or("?")
-    )
-}
-
-// ---------------------------------------------------------------------------
 // Figures and the final table.
-
-struct Row {
-    scenario: String,
-    figure: String,
-    value: String,
-    target: String,
-    /// None: a figure without a target.
-    pass: Option<bool>,
-}
-
-impl Row {
-    fn new(scenario: &str, figure: &str, value: String, target: &str, pass: Option<bool>) -> Row {
-        Row { scenario: scenario.into(), figure: figure.into(), value, target: target.into(), pass }
-    }
-}
 
 fn rss_row(sc: &str, figure: &str, base_kib: u64, after_kib: u64) -> Row {
     Row::new(
@@ -1355,40 +1096,6 @@ fn fds_row(sc: &str, figure: &str, base: usize, after: usize) -> Row {
     )
 }
 
-fn print_table(rows: &[Row]) {
-    let w = |f: fn(&Row) -> &str, min: usize| rows.iter().map(|r| f(r).chars().count()).max().unwrap_or(0).max(min);
-    let (ws, wf, wv, wt) = (w(|r| &r.scenario, 8), w(|r| &r.figure, 6), w(|r| &r.value, 5), w(|r| &r.target, 6));
-    println!("\n{:<ws$}  {:<wf$}  {:<wv$}  {:<wt$}  verdict", "scenario", "figure", "value", "target");
-    println!("{}", "-".repeat(ws + wf + wv + wt + 15));
-    for r in rows {
-        let verdict = match r.pass {
-            Some(true) => "PASS",
-            Some(false) => "MISS",
-            None => "-",
-        };
-        println!("{:<ws$}  {:<wf$}  {:<wv$}  {:<wt$}  {verdict}", r.scenario, r.figure, r.value, r.target);
-    }
-    let (pass, miss) =
-        (rows.iter().filter(|r| r.pass == Some(true)).count(), rows.iter().filter(|r| r.pass == Some(false)).count());
-    println!("{pass} PASS, {miss} MISS");
-}
-
 fn drift(before: u64, after: u64) -> i64 {
     after as i64 - before as i64
-}
-
-fn sorted(v: &[Duration]) -> Vec<Duration> {
-    let mut v = v.to_vec();
-    v.sort();
-    v
-}
-
-/// The `q` quantile of sorted, non-empty `v` (nearest rank).
-fn quantile(v: &[Duration], q: f64) -> Duration {
-    let rank = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len());
-    v[rank - 1]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }

@@ -27,6 +27,7 @@
 
 #[path = "gen_rollout.rs"]
 mod gen_rollout;
+mod harness;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -61,31 +62,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("index: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("index: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("index", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let opts = Opts {
         file: p.opt_value_from_str("--file").map_err(e)?,
@@ -95,10 +75,7 @@ fn parse() -> Result<Opts, String> {
         serde: !p.contains("--no-serde"),
         check: p.contains("--check"),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.runs == 0 || opts.runs > 1000 {
         return Err(format!("--runs {}: expected 1..=1000", opts.runs));
     }
@@ -168,12 +145,7 @@ fn run(opts: &Opts) -> Result<bool, String> {
         backslashes as f64 * 100.0 / len as f64,
         opts.runs
     );
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    println!("  cpu: {} ({cpus} available)", cpu_model());
-    if let Some(load) = loadavg() {
-        let busy = if load >= cpus as f64 * 0.5 { ": the machine is busy, expect noise" } else { "" };
-        println!("  load average (1 min) before the runs: {load:.2}{busy}");
-    }
+    harness::print_cpu_and_load("unknown (no model name in /proc/cpuinfo)");
     println!("  indexer SIMD: {}", simd_path());
 
     // A first pass, unmeasured: the indexer must cover the whole file,
@@ -425,23 +397,6 @@ fn size_label(n: usize) -> String {
     } else {
         format!("{n} B")
     }
-}
-
-/// The 1-minute load average, from /proc/loadavg.
-fn loadavg() -> Option<f64> {
-    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown (no model name in /proc/cpuinfo)".into())
 }
 
 /// The SIMD path the indexer picked on this CPU, as the crate names it.

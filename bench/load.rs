@@ -16,22 +16,25 @@
 //! (Twalk with no names, newfid 1..=N) and reports the daemon's RSS before
 //! and after, and the bytes per live fid.
 //!
-//! By default (`--spawn`) the bench starts the release daemon itself, in a
-//! scratch XDG_RUNTIME_DIR with `--no-post --unix <scratch>/bench.sock`,
-//! and stops it with SIGTERM at the end. `--addr unix!/path` measures a
+//! By default (`--spawn`) the bench starts the release daemon itself, as
+//! harness.rs's `Daemon` does (`--no-post --unix <scratch>/d0.sock`, a
+//! scratch `HOME` and `XDG_RUNTIME_DIR`), and stops it with SIGTERM at the
+//! end. `--addr unix!/path` measures a
 //! daemon that is already running instead. Only Unix sockets are dialed.
 //! See bench/README.md.
 
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Command, ExitCode};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use harness::{Cpu, Daemon, Mem, Scratch};
 use nineagents::client::{Client, Config, Conn, ServerError};
 use nineagents::proto::{self, Dialect, Rmsg, Tmsg, WalkNames, NOFID, OREAD};
+
+mod harness;
 
 const USAGE: &str = "\
 usage: cargo bench --bench load -- [--spawn | --addr unix!/path] [--conns N] [--secs S]
@@ -52,8 +55,6 @@ usage: cargo bench --bench load -- [--spawn | --addr unix!/path] [--conns N] [--
 
 /// How long any one reply may take before the bench gives up.
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a spawned daemon has to create its socket, and to exit.
-const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
 /// The fid every connection attaches as root; cycles walk to `CYCLE_FID`.
 const ROOT_FID: u32 = 0;
 const CYCLE_FID: u32 = 1;
@@ -73,30 +74,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("load: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("load: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("load", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let spawn = p.contains("--spawn");
     let addr: Option<String> = p.opt_value_from_str("--addr").map_err(e)?;
@@ -116,10 +97,7 @@ fn parse() -> Result<Opts, String> {
         fids: p.opt_value_from_str("--fids").map_err(e)?,
         bin: p.opt_value_from_str("--bin").map_err(e)?,
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if spawn && opts.addr.is_some() {
         return Err("--spawn and --addr are exclusive".into());
     }
@@ -141,9 +119,13 @@ fn parse() -> Result<Opts, String> {
 }
 
 fn run(opts: &Opts) -> io::Result<()> {
-    let daemon = match &opts.addr {
+    let scratch = match &opts.addr {
         Some(_) => None,
-        None => Some(Daemon::spawn(opts.bin.clone())?),
+        None => Some(Scratch::new("load")?),
+    };
+    let daemon = match &scratch {
+        Some(s) => Some(spawn(opts, s)?),
+        None => None,
     };
     let sock = match (&opts.addr, &daemon) {
         (Some(a), _) => a.clone(),
@@ -151,8 +133,8 @@ fn run(opts: &Opts) -> io::Result<()> {
         (None, None) => unreachable!(),
     };
     let result = match opts.fids {
-        Some(n) => fids_mode(opts, &sock, daemon.as_ref().map(|d| d.child.id()), n),
-        None => load_mode(opts, &sock, daemon.as_ref().map(|d| d.child.id())),
+        Some(n) => fids_mode(opts, &sock, daemon.as_ref().map(|d| d.pid), n),
+        None => load_mode(opts, &sock, daemon.as_ref().map(|d| d.pid)),
     };
     let stopped = match daemon {
         Some(d) => d.stop(),
@@ -378,36 +360,9 @@ fn daemon_pid(s: &mut Session) -> io::Result<u32> {
     String::from_utf8_lossy(&text).trim().parse().map_err(|_| bad("/pid is not a number".into()))
 }
 
-/// User plus system CPU seconds of a process so far, from /proc/<pid>/stat.
+/// User plus system CPU seconds of a process so far.
 fn cpu_secs(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command's closing parenthesis start at field 3
-    // (state); utime and stime are fields 14 and 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut f = rest.split(' ').skip(11);
-    let ticks: u64 = f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| ticks as f64 / hz as f64)
-}
-
-struct Mem {
-    rss_kib: u64,
-    hwm_kib: u64,
-}
-
-impl Mem {
-    fn of(pid: u32) -> io::Result<Mem> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        let field = |name: &str| -> io::Result<u64> {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-                .ok_or_else(|| bad(format!("/proc/{pid}/status has no {name}")))
-        };
-        Ok(Mem { rss_kib: field("VmRSS:")?, hwm_kib: field("VmHWM:")? })
-    }
+    Cpu::of(pid).map(|c| c.secs)
 }
 
 // ---------------------------------------------------------------------------
@@ -582,89 +537,15 @@ impl Hist {
 // ---------------------------------------------------------------------------
 // The daemon under test, when the bench starts it.
 
-struct Daemon {
-    child: Child,
-    dir: PathBuf,
-    sock: PathBuf,
-}
-
-impl Daemon {
-    fn spawn(bin: Option<PathBuf>) -> io::Result<Daemon> {
-        let bin = match bin {
-            Some(b) => b,
-            None => release_binary()?,
-        };
-        let dir = std::env::temp_dir().join(format!("9agents-bench-{}-{}", std::process::id(), nanos()));
-        std::fs::create_dir(&dir)?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-        let sock = dir.join("bench.sock");
-        let log = std::fs::File::create(dir.join("daemon.log"))?;
-        let child = Command::new(&bin)
-            .args(["--no-post", "--unix"])
-            .arg(&sock)
-            .env("XDG_RUNTIME_DIR", &dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("spawn {}: {e}", bin.display())))?;
-        let mut d = Daemon { child, dir, sock };
-        let deadline = Instant::now() + SPAWN_DEADLINE;
-        loop {
-            if UnixStream::connect(&d.sock).is_ok() {
-                eprintln!("load: spawned {} (pid {}) on unix!{}", bin.display(), d.child.id(), d.sock.display());
-                return Ok(d);
-            }
-            if let Some(status) = d.child.try_wait()? {
-                let msg = format!("the daemon exited ({status}) before listening: {}", d.log_tail());
-                d.cleanup();
-                return Err(bad(msg));
-            }
-            if Instant::now() > deadline {
-                let _ = d.child.kill();
-                let _ = d.child.wait();
-                let msg = format!("no socket at {} after {SPAWN_DEADLINE:?}: {}", d.sock.display(), d.log_tail());
-                d.cleanup();
-                return Err(bad(msg));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// SIGTERM, wait (bounded) and check the exit was clean.
-    fn stop(mut self) -> io::Result<()> {
-        // SAFETY: kill(2) on the pid of a child we have not yet reaped.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + SPAWN_DEADLINE;
-        let status = loop {
-            if let Some(s) = self.child.try_wait()? {
-                break Some(s);
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let result = match status {
-            Some(s) if s.success() => Ok(()),
-            Some(s) => Err(bad(format!("the daemon exited {s} on SIGTERM: {}", self.log_tail()))),
-            None => Err(bad(format!("the daemon ignored SIGTERM for {SPAWN_DEADLINE:?}; killed"))),
-        };
-        self.cleanup();
-        result
-    }
-
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(self.dir.join("daemon.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(5)..].join(" | ")
-    }
-
-    fn cleanup(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// Start `--bin` (by default the release build) in the scratch dir.
+fn spawn(opts: &Opts, s: &Scratch) -> io::Result<Daemon> {
+    let bin = match &opts.bin {
+        Some(b) => b.clone(),
+        None => release_binary()?,
+    };
+    let d = Daemon::spawn(&bin, s, &[] as &[&str])?;
+    eprintln!("load: spawned {} (pid {}) on unix!{}", bin.display(), d.pid, d.sock.display());
+    Ok(d)
 }
 
 /// `target/release/9agents` (or under `$CARGO_TARGET_DIR`), built with
@@ -684,8 +565,4 @@ fn release_binary() -> io::Result<PathBuf> {
         }
     }
     Ok(bin)
-}
-
-fn nanos() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
 }

@@ -86,13 +86,7 @@ struct Args {
     cpu: Option<usize>,
 }
 
-fn args() -> Result<Args, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    let _ = p.contains("--bench");
+fn args(mut p: pico_args::Arguments) -> Result<Args, String> {
     let e = |e: pico_args::Error| e.to_string();
     let rows: Option<String> = p.opt_value_from_str("--rows").map_err(e)?;
     let cpu: Option<usize> = p.opt_value_from_str("--cpu").map_err(e)?;
@@ -107,10 +101,7 @@ fn args() -> Result<Args, String> {
         rows: rows.unwrap_or_else(|| "lookup,list,cat,floor".into()).split(',').map(str::to_string).collect(),
         cpu,
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if a.rounds == 0 || !(a.secs > 0.0 && a.secs <= 600.0) {
         return Err("--rounds must be at least 1, --secs in (0, 600]".into());
     }
@@ -118,20 +109,7 @@ fn args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
-    let a = match args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("ops: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&a) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ops: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("ops", USAGE, args, run)
 }
 
 /// A server under test: its process, its socket, and how to reach the tree.

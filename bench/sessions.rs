@@ -24,7 +24,6 @@
 mod harness;
 
 use std::io;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,8 +31,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::{ms, print_table, quantile, sorted, Daemon, Row, Scratch};
-use nineagents::client::{Client, Config, Conn};
-use nineagents::proto::{Dialect, OREAD};
+use nineagents::client::Client;
+use nineagents::proto::OREAD;
 
 const USAGE: &str = "\
 usage: cargo bench --bench sessions -- [--sessions 10000] [--projects 100] [--runs 10] [--bin PATH]
@@ -54,29 +53,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("sessions: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sessions: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("sessions", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let opts = Opts {
         sessions: p.opt_value_from_str("--sessions").map_err(e)?.unwrap_or(10_000),
@@ -84,10 +64,7 @@ fn parse() -> Result<Opts, String> {
         runs: p.opt_value_from_str("--runs").map_err(e)?.unwrap_or(10),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(harness::default_bin),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.sessions == 0 || opts.projects == 0 || opts.runs == 0 || opts.projects > opts.sessions {
         return Err("--sessions, --projects and --runs must be at least 1, --projects at most --sessions".into());
     }
@@ -174,11 +151,7 @@ fn measure(opts: &Opts, sock: &Path, rows: &mut Vec<Row>) -> io::Result<()> {
 }
 
 fn session(sock: &Path) -> io::Result<Client> {
-    let stream = UnixStream::connect(sock)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let config = Config { dialect: Dialect::P2000, msize: MSIZE, uname: "bench".into(), aname: String::new() };
-    Client::handshake(Conn::Unix(stream), &config)
+    harness::client(sock, MSIZE, IO_TIMEOUT)
 }
 
 /// Walk, open and read a whole directory: the time, and its entries.

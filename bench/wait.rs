@@ -32,14 +32,13 @@ mod harness;
 
 use std::collections::HashMap;
 use std::io;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use harness::{ms, print_table, quantile, sorted, Daemon, Mem, Row, Scratch};
-use nineagents::client::{Client, Config, Conn};
-use nineagents::proto::{Dialect, Rmsg, Tmsg, WalkNames, OREAD};
+use nineagents::client::Client;
+use nineagents::proto::{Rmsg, Tmsg, WalkNames, OREAD};
 
 const USAGE: &str = "\
 usage: cargo bench --bench wait -- [--only 1,2] [--agents 100] [--changes 1000]
@@ -77,30 +76,10 @@ struct Opts {
 }
 
 fn main() -> ExitCode {
-    let opts = match parse() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("wait: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&opts) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("wait: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::main("wait", USAGE, parse, run)
 }
 
-fn parse() -> Result<Opts, String> {
-    let mut p = pico_args::Arguments::from_env();
-    if p.contains(["-h", "--help"]) {
-        print!("{USAGE}");
-        std::process::exit(0);
-    }
-    // `cargo bench` passes `--bench` to every bench binary.
-    let _ = p.contains("--bench");
+fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
     let e = |e: pico_args::Error| e.to_string();
     let only: String = p.opt_value_from_str("--only").map_err(e)?.unwrap_or_else(|| "1,2".into());
     let only =
@@ -112,10 +91,7 @@ fn parse() -> Result<Opts, String> {
         waits: p.opt_value_from_str("--waits").map_err(e)?.unwrap_or(10_000),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(harness::default_bin),
     };
-    let rest = p.finish();
-    if !rest.is_empty() {
-        return Err(format!("unexpected arguments: {rest:?}"));
-    }
+    harness::finish(p)?;
     if opts.only.iter().any(|s| !(1..=2).contains(s)) {
         return Err("--only takes scenarios 1 and 2".into());
     }
@@ -332,11 +308,7 @@ fn memory(opts: &Opts, w: &World, rows: &mut Vec<Row>) -> io::Result<()> {
 // 9P.
 
 fn session(sock: &Path) -> io::Result<Client> {
-    let stream = UnixStream::connect(sock)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let config = Config { dialect: Dialect::P2000, msize: MSIZE, uname: "bench".into(), aname: String::new() };
-    Client::handshake(Conn::Unix(stream), &config)
+    harness::client(sock, MSIZE, IO_TIMEOUT)
 }
 
 /// Walk to and open each of `paths`; the fids. Pipelined, `BATCH` at a

@@ -125,6 +125,53 @@ impl Look {
     }
 }
 
+/// How long a directory's listing answers the walks into it on its
+/// connection: a Twalk of one name from the listed directory is answered
+/// from the listing's entry (there, and its qid), and the lookup's Tgetattr
+/// that follows from the statx the listing made (through `Look`). `ls -l`
+/// and `find` walk every entry of a directory right after reading it (the
+/// kernel reads the whole listing, then userspace lstat-s each name while
+/// the directory is still open): 50 entries take about 150 ms in the diod
+/// bench's one-vCPU TCG guest, so a second covers a directory of a few
+/// hundred there and thousands on real hardware. Within it a walk may find
+/// a name removed since the listing, and the lookup's Rgetattr may say what
+/// the file was at the listing; the Tgetattr of a `stat(2)` after it always
+/// looks afresh (`Look::statted`), as every open checks what it opened, so
+/// what a user sees is fresh and a file that became a symlink or gained a
+/// hard link is refused there. A name the listing left out (excluded, a
+/// symlink, hard-linked, or new since) is looked at as always.
+/// It is `--listing-window`'s default (ms).
+pub const LISTING_REUSE_FOR_MS: u64 = 1_000;
+
+/// The last disk directory listed on a connection, for `LISTING_REUSE_FOR_MS`:
+/// its snapshot (shared with the fid that opened it, counted once against
+/// `--max-listed-entries` while either holds it) and each entry's statx.
+#[derive(Debug)]
+pub(crate) struct Listed {
+    pub dir: NodeId,
+    pub at: std::time::Instant,
+    /// Sorted by name, as every snapshot is.
+    pub entries: Rc<Vec<Entry>>,
+    /// `metas[i]` is what the listing's statx of `entries[i]` saw.
+    pub metas: Vec<Meta>,
+}
+
+impl Listed {
+    /// Is it within `window` (`--listing-window`) of being made?
+    pub(crate) fn fresh(&self, window: std::time::Duration) -> bool {
+        self.at.elapsed() < window
+    }
+
+    /// The entry `name` of directory `dir`, if this is its listing.
+    pub(crate) fn find(&self, dir: NodeId, name: &[u8]) -> Option<(&Entry, &Meta)> {
+        if self.dir != dir {
+            return None;
+        }
+        let i = self.entries.binary_search_by(|e| (*e.name).cmp(name)).ok()?;
+        Some((&self.entries[i], self.metas.get(i)?))
+    }
+}
+
 /// A fid: the node it names, whether that is a directory, and once open
 /// what it reads. Small, because a kernel mount keeps a million.
 #[derive(Clone, Debug)]
@@ -184,6 +231,8 @@ pub(crate) struct Conn {
     pub accepted: std::time::Instant,
     /// The look its last walk ended with (`LOOK_REUSE_FOR`).
     pub look: Option<Box<Look>>,
+    /// The last disk directory it listed (`LISTING_REUSE_FOR_MS`).
+    pub listed: Option<Box<Listed>>,
 }
 
 impl Conn {
@@ -214,6 +263,7 @@ impl Conn {
             id,
             accepted: std::time::Instant::now(),
             look: None,
+            listed: None,
         }
     }
 

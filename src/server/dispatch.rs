@@ -14,7 +14,7 @@ use crate::tree::{self, Attr, Loc, Part, SPart};
 
 use super::conn::{Conn, Fid, Open, Opened, Phase};
 use super::dotl::Intent;
-use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job};
+use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job, Reply};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
 use super::watch::Reader;
 use super::world::World;
@@ -64,7 +64,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
             conn.reply(tag, &Rmsg::Flush, trace);
             return After::Forget(conn.parked.remove(&oldtag).into_iter().collect());
         }
-        Tmsg::Walk { fid, newfid, names } => walk(w, conn, fid, newfid, names.as_slice()),
+        Tmsg::Walk { fid, newfid, names } => walk(w, conn, tag, fid, newfid, names.as_slice()),
         Tmsg::Open { fid, mode } => open(w, conn, tag, fid, Intent::of_mode(mode)),
         Tmsg::Lopen { fid, flags } => open(w, conn, tag, fid, Intent::of_flags(flags)),
         Tmsg::Getattr { fid, .. } => stat(w, conn, tag, fid),
@@ -134,6 +134,7 @@ pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
         }
     }
     conn.shrink_fids();
+    super::reply::keep_listing(w, conn, None);
     forgotten
 }
 
@@ -167,7 +168,7 @@ fn check_name(name: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) -> Decided {
+fn walk(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> Decided {
     let from = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
     if from.open.is_some() && newfid == fid {
         return Err(Error::WalkOpenFid);
@@ -184,8 +185,43 @@ fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) 
         w.fid_room(conn)?;
     }
     let cur = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
+    if let (Loc::Mirror(p), [name]) = (&cur, names) {
+        if let Some(reply) = walk_listed(w, conn, node, p, name).map(|(qid, bind, look)| Reply::Walk {
+            fid,
+            newfid,
+            qids: vec![qid],
+            bind: Some(bind),
+            look: Some(Box::new(look)),
+        }) {
+            super::reply::deliver(w, conn, tag, Ok(reply));
+            return Ok(None);
+        }
+    }
     Ok(Some(Job::Walk(Box::new(jobs::walk::Walk::new(fid, newfid, names, cur, is_dir)))))
 }
+
+/// A walk of one name from the directory the connection listed last, within
+/// `LISTING_REUSE_FOR_MS`: the listing's entry is the name's qid and its look
+/// (the listing applied the exclusion, symlink and hard-link rules, so a
+/// name it left out is looked at as always). An expired listing is let go.
+fn walk_listed(
+    w: &mut World,
+    conn: &mut Conn,
+    dir: tree::NodeId,
+    p: &tree::paths::Place,
+    name: &[u8],
+) -> Option<Found> {
+    let listed = conn.listed.as_deref()?;
+    if !listed.fresh(w.cfg.listing_window) {
+        super::reply::keep_listing(w, conn, None);
+        return None;
+    }
+    let (e, m) = listed.find(dir, name)?;
+    Some((e.qid, (Loc::Mirror(p.child(name)), m.is_dir()), *m))
+}
+
+/// A name found in a listing: its qid, where it is, and what was seen.
+type Found = (Qid, (Loc, bool), crate::meta::Meta);
 
 /// Topen and Tlopen: a read of anything, or the one write (an agent's
 /// `zmx`, with `--allow-move`); every other intent is refused
@@ -429,6 +465,9 @@ fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
     if conn.look.as_ref().is_some_and(|l| l.node == f.node) {
         conn.look = None;
+    }
+    if conn.listed.as_ref().is_some_and(|l| l.dir == f.node && !l.fresh(w.cfg.listing_window)) {
+        super::reply::keep_listing(w, conn, None);
     }
     w.fids_total -= 1;
     w.tree.release(f.node);

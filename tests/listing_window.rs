@@ -1,0 +1,134 @@
+//! A directory's listing answers the walks into it that follow on its
+//! connection, for `--listing-window` (1 s by default): a walk of one name the
+//! listing holds, and the lookup's Tgetattr after it, cost no look. What
+//! the listing left out is looked at as always, so its refusals hold
+//! inside the window; the Tgetattr of a `stat(2)` and every open still look
+//! afresh; and after the window a walk looks again.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use nineagents::proto::*;
+
+const DIR: &str = "/claude/projects/-src-app";
+const A: &[u8] = b"{\"type\":\"user\",\"message\":\"hello\"}\n";
+/// A window no test outlasts, for the tests inside it; a short one, and
+/// how long the test after it waits.
+const LONG_WINDOW: &str = "600000";
+const SHORT_WINDOW: &str = "50";
+const PAST_SHORT_WINDOW: Duration = Duration::from_millis(300);
+const DIR_FID: u32 = 1;
+const OPEN_FID: u32 = 2;
+const FID: u32 = 3;
+
+fn world(window_ms: &str) -> (std::sync::Arc<Scratch>, Daemon) {
+    let s = Scratch::new();
+    s.home_file(".claude/projects/-src-app/a.jsonl", A);
+    s.home_file(".claude/projects/-src-app/b.jsonl", A);
+    s.home_file(".claude/projects/-src-app/my-token.txt", A);
+    let outside = s.outside_file("elsewhere.txt", A);
+    s.home_symlink(".claude/projects/-src-app/link.jsonl", &outside);
+    let linked = s.home_file(".claude/projects/-src-app/linked.jsonl", A);
+    std::fs::hard_link(linked, s.root.join("linked-again.jsonl")).unwrap();
+    let d = Daemon::start_in(&s, &["--proc", &s.empty_proc(), "--listing-window", window_ms]);
+    (s, d)
+}
+
+/// List `DIR` as Linux does (walk, clone, Tlopen, Treaddir until empty),
+/// keeping the directory's fid for the walks that follow.
+fn list(c: &mut Conn) -> Vec<String> {
+    assert!(!c.walk_path(DIR, DIR_FID).is_error());
+    c.walk_ok(DIR_FID, OPEN_FID, &[]);
+    assert!(!c.rpc(&Tmsg::Lopen { fid: OPEN_FID, flags: DOTL_RDONLY | DOTL_DIRECTORY }).is_error());
+    let (mut names, mut offset) = (Vec::new(), 0);
+    loop {
+        let r = c.rpc(&Tmsg::Readdir { fid: OPEN_FID, offset, count: 8192 });
+        let Rmsg::Readdir { data } = r.msg() else { panic!("Treaddir: {:?}", r.msg()) };
+        if data.is_empty() {
+            c.clunk_ok(OPEN_FID);
+            return names;
+        }
+        for e in decode_dirents(data) {
+            let e = e.expect("whole entries");
+            names.push(String::from_utf8_lossy(e.name).into_owned());
+            offset = e.offset;
+        }
+    }
+}
+
+/// The errno of an Rlerror.
+fn lerror(r: &Reply) -> u32 {
+    match r.msg() {
+        Rmsg::Lerror { ecode } => ecode,
+        other => panic!("expected Rlerror, got {other:?}"),
+    }
+}
+
+fn getattr(c: &mut Conn, fid: u32) -> Result<Getattr, u32> {
+    match c.rpc(&Tmsg::Getattr { fid, mask: GETATTR_ALL }).msg() {
+        Rmsg::Getattr(a) => Ok(a),
+        Rmsg::Lerror { ecode } => Err(ecode),
+        other => panic!("Tgetattr: {other:?}"),
+    }
+}
+
+#[test]
+fn inside_the_window_a_walk_still_refuses_every_name_the_listing_left_out() {
+    let (s, d) = world(LONG_WINDOW);
+    let mut c = d.session(Dialect::L);
+    let mut names = list(&mut c);
+    names.sort();
+    assert_eq!(names, ["a.jsonl", "b.jsonl"], "the listing applied the rules");
+    for name in ["my-token.txt", "link.jsonl", "linked.jsonl", "missing.jsonl"] {
+        let r = c.walk(DIR_FID, FID, &[name]);
+        assert_eq!(lerror(&r), libc::ENOENT as u32, "{name}: refused as without a listing");
+    }
+    let qids = c.walk_ok(DIR_FID, FID, &["a.jsonl"]);
+    assert_eq!(qids.len(), 1);
+    assert!(getattr(&mut c, FID).is_ok());
+    c.clunk_ok(FID);
+    // The trade inside the window: a name removed since the listing is
+    // still walked to (and its stat then finds it gone).
+    std::fs::remove_file(s.home.join(".claude/projects/-src-app/b.jsonl")).unwrap();
+    c.walk_ok(DIR_FID, FID, &["b.jsonl"]);
+    let _lookup = getattr(&mut c, FID);
+    assert_eq!(getattr(&mut c, FID).err(), Some(libc::ENOENT as u32), "the stat of a removed file");
+}
+
+#[test]
+fn inside_the_window_the_stat_and_the_open_still_look_afresh() {
+    let (s, d) = world(LONG_WINDOW);
+    let mut c = d.session(Dialect::L);
+    list(&mut c);
+    let path = s.home.join(".claude/projects/-src-app/a.jsonl");
+    std::fs::write(&path, [A, A].concat()).unwrap();
+    c.walk_ok(DIR_FID, FID, &["a.jsonl"]);
+    let _lookup = getattr(&mut c, FID);
+    assert_eq!(getattr(&mut c, FID).map(|a| a.size), Ok(2 * A.len() as u64), "the stat's Tgetattr looked");
+    c.clunk_ok(FID);
+    // A file that gained a name since the listing: walked to from the
+    // listing, but its stat and its open refuse it.
+    std::fs::hard_link(s.home.join(".claude/projects/-src-app/b.jsonl"), s.root.join("b-again.jsonl")).unwrap();
+    c.walk_ok(DIR_FID, FID, &["b.jsonl"]);
+    let _lookup = getattr(&mut c, FID);
+    assert_eq!(getattr(&mut c, FID).err(), Some(libc::ENOENT as u32), "a hard-linked file's stat");
+    let r = c.rpc(&Tmsg::Lopen { fid: FID, flags: DOTL_RDONLY });
+    assert_eq!(lerror(&r), libc::ENOENT as u32, "a hard-linked file's open");
+}
+
+#[test]
+fn after_the_window_a_walk_and_its_lookup_see_the_file_as_it_is_now() {
+    let (s, d) = world(SHORT_WINDOW);
+    let mut c = d.session(Dialect::L);
+    list(&mut c);
+    std::fs::write(s.home.join(".claude/projects/-src-app/a.jsonl"), [A, A, A].concat()).unwrap();
+    std::fs::remove_file(s.home.join(".claude/projects/-src-app/b.jsonl")).unwrap();
+    // Waiting out the window is the point of the test, not a synchronisation.
+    std::thread::sleep(PAST_SHORT_WINDOW);
+    c.walk_ok(DIR_FID, FID, &["a.jsonl"]);
+    assert_eq!(getattr(&mut c, FID).map(|a| a.size), Ok(3 * A.len() as u64), "the lookup's Tgetattr");
+    let r = c.walk(DIR_FID, 4, &["b.jsonl"]);
+    assert_eq!(lerror(&r), libc::ENOENT as u32, "a file removed since the listing is gone");
+}

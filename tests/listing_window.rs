@@ -39,9 +39,12 @@ fn world(window_ms: &str) -> (std::sync::Arc<Scratch>, Daemon) {
 /// List `DIR` as Linux does (walk, clone, Tlopen, Treaddir until empty),
 /// keeping the directory's fid for the walks that follow.
 fn list(c: &mut Conn) -> Vec<String> {
-    assert!(!c.walk_path(DIR, DIR_FID).is_error());
+    assert!(matches!(c.walk_path(DIR, DIR_FID).msg(), Rmsg::Walk { .. }));
     c.walk_ok(DIR_FID, OPEN_FID, &[]);
-    assert!(!c.rpc(&Tmsg::Lopen { fid: OPEN_FID, flags: DOTL_RDONLY | DOTL_DIRECTORY }).is_error());
+    assert!(matches!(
+        c.rpc(&Tmsg::Lopen { fid: OPEN_FID, flags: DOTL_RDONLY | DOTL_DIRECTORY }).msg(),
+        Rmsg::Lopen { .. }
+    ));
     let (mut names, mut offset) = (Vec::new(), 0);
     loop {
         let r = c.rpc(&Tmsg::Readdir { fid: OPEN_FID, offset, count: 8192 });
@@ -131,4 +134,65 @@ fn after_the_window_a_walk_and_its_lookup_see_the_file_as_it_is_now() {
     assert_eq!(getattr(&mut c, FID).map(|a| a.size), Ok(3 * A.len() as u64), "the lookup's Tgetattr");
     let r = c.walk(DIR_FID, 4, &["b.jsonl"]);
     assert_eq!(lerror(&r), libc::ENOENT as u32, "a file removed since the listing is gone");
+}
+
+/// Walk `names` from the root one name a Twalk, as Linux's lookups do,
+/// onto fids `first`, `first + 1`, …; the errno of the first refused.
+fn walk_one_by_one(c: &mut Conn, names: &[&str], first: u32) -> Result<(), u32> {
+    let mut from = ROOT;
+    for (i, name) in names.iter().enumerate() {
+        let r = c.walk(from, first + i as u32, &[name]);
+        if let Rmsg::Lerror { ecode } = r.msg() {
+            return Err(ecode);
+        }
+        from = first + i as u32;
+    }
+    Ok(())
+}
+
+fn clunk_range(c: &mut Conn, first: u32, n: usize) {
+    for i in 0..n as u32 {
+        c.clunk_ok(first + i);
+    }
+}
+
+const PATH: [&str; 3] = ["claude", "projects", "-src-app"];
+
+#[test]
+fn inside_the_window_a_directory_that_became_a_symlink_still_refuses_what_is_below_it() {
+    let (s, d) = world(LONG_WINDOW);
+    let mut c = d.session(Dialect::L);
+    assert_eq!(walk_one_by_one(&mut c, &PATH, 10), Ok(()));
+    clunk_range(&mut c, 10, PATH.len());
+    let dir = s.home.join(".claude/projects/-src-app");
+    std::fs::rename(&dir, s.home.join(".claude/projects/-src-app-moved")).unwrap();
+    std::os::unix::fs::symlink(s.home.join(".claude/projects/-src-app-moved"), &dir).unwrap();
+    // The trade: the directory's walk is answered from its look...
+    assert_eq!(walk_one_by_one(&mut c, &PATH, 10), Ok(()), "walked from the look");
+    // ...and nothing below it is reached through the symlink.
+    let r = c.walk(12, 20, &["a.jsonl"]);
+    assert_eq!(lerror(&r), libc::ENOENT as u32, "a file below a directory that became a symlink");
+    assert_eq!(getattr(&mut c, 12).err(), None, "the lookup's Tgetattr answers from the look");
+    assert_eq!(getattr(&mut c, 12).err(), Some(libc::ENOENT as u32), "the stat's Tgetattr looks");
+}
+
+#[test]
+fn inside_the_window_an_excluded_directory_is_still_refused() {
+    let (s, d) = world(LONG_WINDOW);
+    s.home_file(".claude/projects/secrets/x.jsonl", A);
+    let mut c = d.session(Dialect::L);
+    assert_eq!(walk_one_by_one(&mut c, &PATH, 10), Ok(()));
+    assert_eq!(walk_one_by_one(&mut c, &["claude", "projects", "secrets"], 20), Err(libc::ENOENT as u32));
+}
+
+#[test]
+fn after_the_window_a_removed_directory_is_not_found() {
+    let (s, d) = world(SHORT_WINDOW);
+    let mut c = d.session(Dialect::L);
+    assert_eq!(walk_one_by_one(&mut c, &PATH, 10), Ok(()));
+    clunk_range(&mut c, 10, PATH.len());
+    std::fs::remove_dir_all(s.home.join(".claude/projects/-src-app")).unwrap();
+    // Waiting out the window is the point of the test, not a synchronisation.
+    std::thread::sleep(PAST_SHORT_WINDOW);
+    assert_eq!(walk_one_by_one(&mut c, &PATH, 10), Err(libc::ENOENT as u32));
 }

@@ -25,7 +25,7 @@ use std::rc::Rc;
 use crate::chat::pool::ChatRef;
 use crate::meta::Meta;
 use crate::proto::{self, Dialect, Rmsg};
-use crate::tree::{Entry, NodeId};
+use crate::tree::{Entry, Loc, NodeId};
 
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
@@ -172,6 +172,29 @@ impl Listed {
     }
 }
 
+/// Directories a connection's walks looked at lately, kept for
+/// `--listing-window` (`DirLook`): a path's depth of them (`/claude`,
+/// `projects`, a project, a directory below it), the oldest replaced first.
+pub(crate) const DIR_LOOKS_KEPT: usize = 8;
+
+/// A directory a walk on this connection looked at, and when. `stat PATH`
+/// through a kernel mount walks every name of the path from the root, one
+/// Twalk and Tgetattr a name (with cache=none nothing of a path outlives
+/// its syscall), so `find -exec stat` looks at the same few directories
+/// once for each file below them; within the window a walk of one name to
+/// one of them is answered from this look, and so is its lookup's Tgetattr.
+/// The trade is `LISTING_REUSE_FOR_MS`'s: the walk may find a directory
+/// removed since; the file at the end of the path is still looked at by
+/// the stat's Tgetattr and by any open, through the whole path beneath its
+/// base, so a directory that became a symlink meanwhile still refuses it.
+/// A look made from this one does not renew it.
+#[derive(Debug)]
+pub(crate) struct DirLook {
+    pub loc: Loc,
+    pub meta: Meta,
+    pub at: std::time::Instant,
+}
+
 /// A fid: the node it names, whether that is a directory, and once open
 /// what it reads. Small, because a kernel mount keeps a million.
 #[derive(Clone, Debug)]
@@ -233,6 +256,8 @@ pub(crate) struct Conn {
     pub look: Option<Box<Look>>,
     /// The last disk directory it listed (`LISTING_REUSE_FOR_MS`).
     pub listed: Option<Box<Listed>>,
+    /// Directories its walks looked at lately (`DirLook`).
+    pub dir_looks: Vec<DirLook>,
 }
 
 impl Conn {
@@ -264,6 +289,28 @@ impl Conn {
             accepted: std::time::Instant::now(),
             look: None,
             listed: None,
+            dir_looks: Vec::new(),
+        }
+    }
+
+    /// What a walk looked at lately in directory `loc`, within `window`.
+    pub(crate) fn dir_look(&self, loc: &Loc, window: std::time::Duration) -> Option<&Meta> {
+        self.dir_looks.iter().find(|d| d.loc == *loc && d.at.elapsed() < window).map(|d| &d.meta)
+    }
+
+    /// Keep a walk's look at a directory, unless one still fresh is kept
+    /// (a look answered from it must not renew it).
+    pub(crate) fn keep_dir_look(&mut self, loc: &Loc, meta: Meta, window: std::time::Duration) {
+        let now = std::time::Instant::now();
+        match self.dir_looks.iter().position(|d| d.loc == *loc) {
+            Some(i) if self.dir_looks[i].at.elapsed() < window => {}
+            Some(i) => self.dir_looks[i] = DirLook { loc: loc.clone(), meta, at: now },
+            None => {
+                if self.dir_looks.len() >= DIR_LOOKS_KEPT {
+                    self.dir_looks.remove(0);
+                }
+                self.dir_looks.push(DirLook { loc: loc.clone(), meta, at: now });
+            }
         }
     }
 

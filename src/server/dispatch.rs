@@ -185,8 +185,8 @@ fn walk(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: 
         w.fid_room(conn)?;
     }
     let cur = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
-    if let (Loc::Mirror(p), [name]) = (&cur, names) {
-        if let Some(reply) = walk_listed(w, conn, node, p, name).map(|(qid, bind, look)| Reply::Walk {
+    if let [name] = names {
+        if let Some(reply) = walk_seen(w, conn, node, &cur, name).map(|(qid, bind, look)| Reply::Walk {
             fid,
             newfid,
             qids: vec![qid],
@@ -218,6 +218,35 @@ fn walk_listed(
     }
     let (e, m) = listed.find(dir, name)?;
     Some((e.qid, (Loc::Mirror(p.child(name)), m.is_dir()), *m))
+}
+
+/// A walk of one name answered without a look: from the last listing
+/// (`walk_listed`), or to a directory a walk looked at within the window
+/// (`conn::DirLook`). An excluded name, `..`, and anything else are walked
+/// as always.
+fn walk_seen(w: &mut World, conn: &mut Conn, dir: tree::NodeId, cur: &Loc, name: &[u8]) -> Option<Found> {
+    if name == b".." || crate::exclude::excluded(name) {
+        return None;
+    }
+    let child = match cur {
+        Loc::Mirror(p) => {
+            if let Some(found) = walk_listed(w, conn, dir, p, name) {
+                return Some(found);
+            }
+            Loc::Mirror(p.child(name))
+        }
+        // A harness directory, or a mirror's top (a harness directory's child).
+        Loc::Static(d) => {
+            w.tree.static_child(*d, name).filter(|c| w.tree.is_harness_dir(c) || matches!(c, Loc::Mirror(_)))?
+        }
+        _ => return None,
+    };
+    let m = *conn.dir_look(&child, w.cfg.listing_window)?;
+    let qid = match child {
+        Loc::Static(i) => w.tree.static_qid(i),
+        _ => m.qid(),
+    };
+    Some((qid, (child, true), m))
 }
 
 /// A name found in a listing: its qid, where it is, and what was seen.
@@ -411,6 +440,12 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let loc = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
     let job = match loc.clone() {
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
+        // A harness directory a walk just found: the skeleton's entry.
+        Loc::Static(_) if conn.dialect == Dialect::L && reuse_look_for_getattr(conn, node) => {
+            let entry = w.tree.entry(&loc, &Attr::Skeleton, &w.agents);
+            super::reply::stat_reply(&w.tree, conn, tag, &entry, None, w.cfg.trace);
+            return Ok(None);
+        }
         Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
         Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
             Some(Job::Derive(Box::new(jobs::derive::Derive::stat(slot, gen, part))))

@@ -1,9 +1,11 @@
 //! A directory's listing answers the walks into it that follow on its
-//! connection, for `--listing-window` (1 s by default): a walk of one name the
-//! listing holds, and the lookup's Tgetattr after it, cost no look. What
-//! the listing left out is looked at as always, so its refusals hold
-//! inside the window; the Tgetattr of a `stat(2)` and every open still look
-//! afresh; and after the window a walk looks again.
+//! connection, and a walk's look at a directory the walks to it, for
+//! `--listing-window` (1 s by default): a walk of one name answered so, and
+//! the lookup's Tgetattr after it, cost no look. What the listing left out
+//! (excluded, a symlink, hard-linked, new) is looked at as always, so its
+//! refusals hold inside the window; the Tgetattr of a `stat(2)` and every
+//! open still look afresh, so a file that gained a link or a directory that
+//! became a symlink is refused there; after the window a walk looks again.
 
 mod common;
 
@@ -195,4 +197,25 @@ fn after_the_window_a_removed_directory_is_not_found() {
     // Waiting out the window is the point of the test, not a synchronisation.
     std::thread::sleep(PAST_SHORT_WINDOW);
     assert_eq!(walk_one_by_one(&mut c, &PATH, 10), Err(libc::ENOENT as u32));
+}
+
+/// `DIR_LOOKS_KEPT` (8): past it the oldest look is let go, and its
+/// directory is looked at again; the newest still answers.
+#[test]
+fn past_the_kept_looks_the_oldest_directory_is_looked_at_again() {
+    const DIRS: usize = 9;
+    let (s, d) = world(LONG_WINDOW);
+    for i in 0..DIRS {
+        s.home_file(&format!(".claude/projects/p{i}/x.jsonl"), A);
+    }
+    let mut c = d.session(Dialect::L);
+    assert_eq!(walk_one_by_one(&mut c, &PATH[..2], 10), Ok(()));
+    for i in 0..DIRS {
+        c.walk_ok(11, 20, &[&format!("p{i}")]);
+        c.clunk_ok(20);
+    }
+    std::fs::remove_dir_all(s.home.join(".claude/projects/p0")).unwrap();
+    std::fs::remove_dir_all(s.home.join(".claude/projects/p8")).unwrap();
+    assert_eq!(lerror(&c.walk(11, 20, &["p0"])), libc::ENOENT as u32, "the oldest, let go, is looked at");
+    c.walk_ok(11, 20, &["p8"]);
 }

@@ -298,18 +298,17 @@ impl Conn {
         self.dir_looks.iter().find(|d| d.loc == *loc && d.at.elapsed() < window).map(|d| &d.meta)
     }
 
-    /// Keep a walk's look at a directory, unless one still fresh is kept
-    /// (a look answered from it must not renew it).
-    pub(crate) fn keep_dir_look(&mut self, loc: &Loc, meta: Meta, window: std::time::Duration) {
-        let now = std::time::Instant::now();
+    /// Keep a look at directory `loc` made `at`, unless one still fresh is
+    /// kept (a look answered from it must not renew it).
+    pub(crate) fn keep_dir_look(&mut self, loc: &Loc, meta: Meta, at: std::time::Instant, window: std::time::Duration) {
         match self.dir_looks.iter().position(|d| d.loc == *loc) {
             Some(i) if self.dir_looks[i].at.elapsed() < window => {}
-            Some(i) => self.dir_looks[i] = DirLook { loc: loc.clone(), meta, at: now },
+            Some(i) => self.dir_looks[i] = DirLook { loc: loc.clone(), meta, at },
             None => {
                 if self.dir_looks.len() >= DIR_LOOKS_KEPT {
                     self.dir_looks.remove(0);
                 }
-                self.dir_looks.push(DirLook { loc: loc.clone(), meta, at: now });
+                self.dir_looks.push(DirLook { loc: loc.clone(), meta, at });
             }
         }
     }

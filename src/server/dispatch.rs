@@ -135,6 +135,7 @@ pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
     }
     conn.shrink_fids();
     super::reply::keep_listing(w, conn, None);
+    conn.dir_looks.clear();
     forgotten
 }
 
@@ -217,7 +218,12 @@ fn walk_listed(
         return None;
     }
     let (e, m) = listed.find(dir, name)?;
-    Some((e.qid, (Loc::Mirror(p.child(name)), m.is_dir()), *m))
+    let (qid, m, at, child) = (e.qid, *m, listed.at, Loc::Mirror(p.child(name)));
+    if m.is_dir() {
+        // Kept as seen at the listing, so the walk's answer does not renew it.
+        conn.keep_dir_look(&child, m, at, w.cfg.listing_window);
+    }
+    Some((qid, (child, m.is_dir()), m))
 }
 
 /// A walk of one name answered without a look: from the last listing

@@ -41,7 +41,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
                 // A clone (no names) keeps the look of the file it names.
                 if let Some(m) = look {
                     if is_dir && qids.len() == 1 && !world.cfg.listing_window.is_zero() {
-                        conn.keep_dir_look(&loc, *m, world.cfg.listing_window);
+                        conn.keep_dir_look(&loc, *m, Instant::now(), world.cfg.listing_window);
                     }
                     conn.look = Some(Box::new(Look { node, meta: *m, at: Instant::now(), statted: false }));
                 }

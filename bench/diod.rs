@@ -33,7 +33,10 @@
 //!
 //! Options: `--version 9p2000.u` mounts 9agents with that dialect instead
 //! of the default (.L); `--diodload-secs N` (5), `--diodload-threads N`
-//! (16); `--bin PATH` puts another 9agents binary in the guest.
+//! (16); `--bin PATH` puts another 9agents binary in the guest;
+//! `--trace-sample N` times nothing and prints what the kernel sends 9agents
+//! for `ls -lR` and `find -exec stat` of one directory (each message kind
+//! counted, the first N messages), which is what `bench/ops.rs` replays.
 
 #[path = "../tests/active_fakes/mod.rs"]
 mod active_fakes;
@@ -91,6 +94,8 @@ struct Args {
     diodload_secs: u32,
     diodload_threads: u32,
     bin: PathBuf,
+    /// Trace what the kernel sends 9agents for one directory, instead of timing.
+    trace_sample: Option<u32>,
 }
 
 fn args() -> Result<Args, String> {
@@ -104,6 +109,7 @@ fn args() -> Result<Args, String> {
         diodload_secs: p.opt_value_from_str("--diodload-secs").map_err(e)?.unwrap_or(5),
         diodload_threads: p.opt_value_from_str("--diodload-threads").map_err(e)?.unwrap_or(16),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(|| PathBuf::from(common::BIN)),
+        trace_sample: p.opt_value_from_str("--trace-sample").map_err(e)?,
     };
     let rest = p.finish();
     if !rest.is_empty() {
@@ -230,8 +236,16 @@ fn build(stage: &Stage, args: &Args) -> Tree {
     let env = format!(
         "# Written by bench/diod.rs.\nTREE_NAME={TREE_NAME}\nTREE=claude/projects/{TREE_NAME}\nTREE_ENTRIES={}\n\
          TREE_FILES={}\nTREE_BYTES={}\nCHAT_MESSAGES={CHAT_MESSAGES}\nAGENT_PID={AGENT_PID}\n\
-         NINEAGENTS_OPTS='{opts}'\nBOTH_OPTS='{both}'\nROUNDS={}\nDIODLOAD_SECS={}\nDIODLOAD_THREADS={}\n",
-        tree.entries, tree.files, tree.bytes, args.rounds, args.diodload_secs, args.diodload_threads
+         NINEAGENTS_OPTS='{opts}'\nBOTH_OPTS='{both}'\nROUNDS={}\nDIODLOAD_SECS={}\nDIODLOAD_THREADS={}\n\
+         TRACE_OPTS='{}'\nTRACE_LINES={}\n",
+        tree.entries,
+        tree.files,
+        tree.bytes,
+        args.rounds,
+        args.diodload_secs,
+        args.diodload_threads,
+        if args.trace_sample.is_some() { "-D" } else { "" },
+        args.trace_sample.unwrap_or(0),
     );
     stage.write("/fx/env", env.as_bytes());
     // diod looks up the user each attach names: the kernel's first is "nobody".

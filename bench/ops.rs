@@ -21,6 +21,8 @@
 //! | `lookup+stat` | Twalk of one name from its directory, Tgetattr (the lookup's), Tgetattr (the stat), Tclunk |
 //! | `list dir` | Twalk, Tgetattr, Tlopen O_DIRECTORY, Treaddir until empty, Tclunk |
 //! | `cat file` | Twalk, Tgetattr, Twalk clone, Tlopen, Tread until empty, Tclunk ×2 |
+//! | `ls -lR dir` | what `ls -lR` sends for one directory (traced in the guest, `bench/diod.rs --trace-sample`): Twalk, Tgetattr, Twalk clone, Tlopen O_DIRECTORY, Tgetattr, Treaddir until empty, then for each entry Twalk, Tgetattr (the lookup's), Tgetattr (the lstat), Tclunk; a last Treaddir, Tclunk ×2; an op is an entry |
+//! | `stat path` | what `stat PATH` sends when nothing of the path is cached (`find -exec stat`'s second half): for each of its five names Twalk from the one before and Tgetattr, then Tgetattr (the stat) and Tclunk ×5 |
 //! | `floor` | Tclunk of a fid that does not exist (the cheapest round trip) |
 //!
 //! Everything runs on one CPU (`--cpu`, by default the last): the diod
@@ -48,7 +50,7 @@ mod harness;
 
 const USAGE: &str = "\
 usage: cargo bench --bench ops -- [--rounds 3] [--secs 1] [--msize 131072] [--bin PATH]
-                                  [--base PATH] [--only 9agents|diod] [--rows lookup,list,cat,floor]
+                                  [--base PATH] [--only 9agents|diod] [--rows lookup,list,lslr,statpath,cat,floor]
                                   [--cpu N | --no-pin]
 
   --bin PATH   the 9agents measured (default: the one cargo built)
@@ -72,6 +74,8 @@ const FID_TREE: u32 = 1001;
 const FID_A: u32 = 1002;
 const FID_B: u32 = 1003;
 const FID_UNKNOWN: u32 = 0x7EAD_BEEF;
+/// The fids of a path's names, from the attach down (`stat path`).
+const FID_PATH: u32 = 1010;
 
 struct Args {
     rounds: u32,
@@ -98,7 +102,11 @@ fn args(mut p: pico_args::Arguments) -> Result<Args, String> {
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(harness::default_bin),
         base: p.opt_value_from_str("--base").map_err(e)?,
         only: p.opt_value_from_str("--only").map_err(e)?,
-        rows: rows.unwrap_or_else(|| "lookup,list,cat,floor".into()).split(',').map(str::to_string).collect(),
+        rows: rows
+            .unwrap_or_else(|| "lookup,list,lslr,statpath,cat,floor".into())
+            .split(',')
+            .map(str::to_string)
+            .collect(),
         cpu,
     };
     harness::finish(p)?;
@@ -285,6 +293,8 @@ fn diod(s: &harness::Scratch, home: &Path) -> io::Result<Server> {
 enum Work {
     Lookup,
     List,
+    LsLr,
+    StatPath,
     Cat,
     Floor,
 }
@@ -294,6 +304,8 @@ impl Work {
         Some(match s {
             "lookup" => Work::Lookup,
             "list" => Work::List,
+            "lslr" => Work::LsLr,
+            "statpath" => Work::StatPath,
             "cat" => Work::Cat,
             "floor" => Work::Floor,
             _ => return None,
@@ -304,6 +316,8 @@ impl Work {
         match self {
             Work::Lookup => "lookup+stat",
             Work::List => "list dir",
+            Work::LsLr => "ls -lR dir",
+            Work::StatPath => "stat path",
             Work::Cat => "cat file",
             Work::Floor => "floor",
         }
@@ -332,6 +346,8 @@ impl Round {
 
 struct Session {
     client: Client,
+    /// The names from the attach to the tree.
+    to_tree: [&'static str; 3],
 }
 
 fn bad(why: String) -> io::Error {
@@ -344,7 +360,7 @@ impl Session {
         let config =
             Config { dialect: nineagents::proto::Dialect::L, msize, uname: "root".into(), aname: srv.aname.clone() };
         let client = Client::handshake(conn, &config)?;
-        let mut s = Session { client };
+        let mut s = Session { client, to_tree: srv.to_tree };
         let root = s.client.root();
         s.walk(root, FID_TREE, &srv.to_tree)?;
         Ok(s)
@@ -418,6 +434,22 @@ impl Session {
                 }
                 Ok(0)
             }
+            Work::LsLr => self.ls_lr(k),
+            Work::StatPath => {
+                let (d, f) = (format!("d{:02}", k / FILES_PER_DIR), format!("f{:03}", k % FILES_PER_DIR));
+                let tree = self.to_tree;
+                let names = [tree[0], tree[1], tree[2], d.as_str(), f.as_str()];
+                let mut from = self.client.root();
+                for (i, name) in names.iter().enumerate() {
+                    self.lookup(from, FID_PATH + i as u32, name)?;
+                    from = FID_PATH + i as u32;
+                }
+                let size = self.getattr(from, GETATTR_ALL)?;
+                for i in (0..names.len()).rev() {
+                    self.clunk(FID_PATH + i as u32)?;
+                }
+                Ok(size)
+            }
             Work::Cat => {
                 let size = self.lookup(FID_DIR, FID_A, &format!("f{:03}", k % FILES_PER_DIR))?;
                 self.walk(FID_A, FID_B, &[])?;
@@ -446,6 +478,47 @@ impl Session {
         }
     }
 
+    /// `ls -lR`'s messages for directory `d`, as the guest's kernel sent
+    /// them: the listing, then each entry's lstat while it is open.
+    fn ls_lr(&mut self, d: usize) -> io::Result<u64> {
+        let io = self.client.msize() - IOHDRSZ;
+        self.lookup(FID_TREE, FID_DIR, &format!("d{d:02}"))?;
+        self.walk(FID_DIR, FID_A, &[])?;
+        self.call(&Tmsg::Lopen { fid: FID_A, flags: DOTL_RDONLY | DOTL_DIRECTORY })?;
+        self.getattr(FID_DIR, GETATTR_ALL)?;
+        let (mut offset, mut names) = (0, Vec::new());
+        loop {
+            let Rmsg::Readdir { data } = self.call(&Tmsg::Readdir { fid: FID_A, offset, count: io })? else {
+                return Err(bad("readdir: not an Rreaddir".into()));
+            };
+            let mut last = None;
+            for d in decode_dirents(data) {
+                let d = d.map_err(|e| bad(format!("dirent: {e:?}")))?;
+                if d.name != b"." && d.name != b".." {
+                    names.push(String::from_utf8_lossy(d.name).into_owned());
+                }
+                last = Some(d.offset);
+            }
+            match last {
+                Some(o) => offset = o,
+                None => break,
+            }
+        }
+        if names.len() != FILES_PER_DIR {
+            return Err(bad(format!("listed {} names", names.len())));
+        }
+        let mut bytes = 0;
+        for name in &names {
+            self.lookup(FID_DIR, FID_B, name)?;
+            bytes += self.getattr(FID_B, GETATTR_ALL)?;
+            self.clunk(FID_B)?;
+        }
+        self.call(&Tmsg::Readdir { fid: FID_A, offset, count: io })?;
+        self.clunk(FID_A)?;
+        self.clunk(FID_DIR)?;
+        Ok(bytes)
+    }
+
     /// Whole passes over the tree until `secs` have gone by.
     fn round(&mut self, srv: &Server, work: Work, secs: f64, tree_bytes: u64) -> io::Result<Round> {
         let (cpu0, sw0, t0) = (cpu_secs(srv.pid), switches(srv.pid), Instant::now());
@@ -456,16 +529,28 @@ impl Session {
                 if let Work::Lookup | Work::Cat = work {
                     self.walk(FID_TREE, FID_DIR, &[&format!("d{d:02}")])?;
                 }
-                let per_dir = if let Work::List = work { 1 } else { FILES_PER_DIR };
-                for f in 0..per_dir {
-                    read += self.one(work, if per_dir == 1 { d } else { f })?;
-                    ops += 1;
+                match work {
+                    Work::List => (read, ops) = (read + self.one(work, d)?, ops + 1),
+                    // An op is an entry: the directory and each of its files.
+                    Work::LsLr => (read, ops) = (read + self.one(work, d)?, ops + 1 + FILES_PER_DIR as u64),
+                    Work::StatPath => {
+                        for f in 0..FILES_PER_DIR {
+                            read += self.one(work, d * FILES_PER_DIR + f)?;
+                            ops += 1;
+                        }
+                    }
+                    _ => {
+                        for f in 0..FILES_PER_DIR {
+                            read += self.one(work, f)?;
+                            ops += 1;
+                        }
+                    }
                 }
                 if let Work::Lookup | Work::Cat = work {
                     self.clunk(FID_DIR)?;
                 }
             }
-            if let Work::Cat = work {
+            if let Work::Cat | Work::LsLr | Work::StatPath = work {
                 if read != tree_bytes {
                     return Err(bad(format!("{}: a pass read {read} bytes of {tree_bytes}", srv.name)));
                 }

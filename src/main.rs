@@ -15,7 +15,7 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--tcp-any] [--root NAME=PATH]... [--proc DIR] [--allow-move] [--demo]
                [--msize BYTES] [--max-fids N] [--max-conns N]
                [--max-fids-total N] [--version-deadline MS]
-               [--max-dir-entries N] [--max-chats N] [--max-chat-messages N]
+               [--max-dir-entries N] [--listing-window MS] [--max-chats N] [--max-chat-messages N]
                [--max-watches N] [--max-waits N] [--rescan-interval MS]
                [--allow-hard-links] [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
@@ -59,6 +59,8 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
                    (default 5000)
   --max-dir-entries N  entries a listed directory may hold (default 65536)
   --max-listed-entries N  directory entries all open directories hold (default 1048576)
+  --listing-window MS  a directory's listing answers the walks into it that
+                   follow on its connection for this long (default 1000; 0: never)
   --max-chats N    transcripts whose chat index is kept (default 8)
   --max-chat-messages N  messages one chat may list (default 1048576)
   --max-watches N  inotify watches the wait files may hold (default 8192)
@@ -181,6 +183,7 @@ fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Option
             .opt_value_from_str("--max-listed-entries")
             .map_err(e)?
             .unwrap_or(nineagents::server::LISTED_ENTRIES_MAX),
+        listing_window: millis(&mut p, "--listing-window", nineagents::server::LISTING_REUSE_FOR_MS)?,
         allow_hard_links: p.contains("--allow-hard-links"),
         allow_move: p.contains("--allow-move"),
         zmx: p.opt_value_from_str("--zmx").map_err(e)?.unwrap_or_else(|| PathBuf::from("zmx")),

@@ -56,7 +56,7 @@ wait_socket() {
 mkdir -p /fx/copy/claude/projects
 cp -a "/fx/home/.claude/projects/$TREE_NAME" /fx/copy/claude/projects/
 env -i PATH=/bin /bin/9agents --root claude=/fx/home/.claude --proc /fx/proc --no-post --unix /run/9agents.sock \
-    2> /run/9agents.log < /dev/null &
+    $TRACE_OPTS 2> /run/9agents.log < /dev/null &
 NINEAGENTS_PID=$!
 # diod: no authentication (-n), no config file, in the foreground,
 # read-only exports. It looks the attaching user up (the kernel's first
@@ -117,6 +117,22 @@ for s in 9agents diod; do
     ls -lR "/mnt/$s/$TREE" > /dev/null 2>&1
     /bin/probe count "$(chat_of $s)" | sed "s/^/INFO $s chat entries: /"
 done
+# --trace-sample: what the kernel sends 9agents for one directory's
+# `ls -lR` and `find -exec stat`, each message kind counted and the first
+# lines shown, instead of the timed rows.
+trace_sample() {
+    for cmd in "ls -lR /mnt/9agents/$TREE/d00" "find /mnt/9agents/$TREE/d00 -exec stat -c %s_%n {} +"; do
+        before=$(wc -l < /run/9agents.log)
+        $cmd > /dev/null 2>&1
+        tail -n +$((before + 1)) /run/9agents.log | grep '^<-' > /tmp/trace
+        echo "INFO trace: $cmd: $(wc -l < /tmp/trace) requests"
+        awk '{ print $2 }' /tmp/trace | sort | uniq -c | sed 's/^/INFO trace:   /'
+        head -n "$TRACE_LINES" /tmp/trace | sed 's/^/INFO trace: /'
+    done
+    finish
+}
+[ -n "$TRACE_OPTS" ] && trace_sample
+
 # The tree's rows ROUNDS times, the servers taking turns, so noise from the
 # host falls on both alike (the host keeps each one's best round); the
 # chat's, which takes minutes, once.

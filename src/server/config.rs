@@ -24,6 +24,9 @@ pub struct Config {
     /// Directory entries all open directory fids may hold together
     /// (`--max-listed-entries`).
     pub max_listed_entries: usize,
+    /// How long a directory's listing answers the walks into it on its
+    /// connection (`--listing-window`, ms; `conn::LISTING_REUSE_FOR`).
+    pub listing_window: Duration,
     /// `--allow-hard-links`: serve regular files with more than one link.
     pub allow_hard_links: bool,
     /// `--allow-move`: a write to an agent's `zmx` moves it.

@@ -25,7 +25,7 @@ use std::rc::Rc;
 use crate::chat::pool::ChatRef;
 use crate::meta::Meta;
 use crate::proto::{self, Dialect, Rmsg};
-use crate::tree::{Entry, NodeId};
+use crate::tree::{Entry, Loc, NodeId};
 
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
@@ -125,6 +125,76 @@ impl Look {
     }
 }
 
+/// How long a directory's listing answers the walks into it on its
+/// connection: a Twalk of one name from the listed directory is answered
+/// from the listing's entry (there, and its qid), and the lookup's Tgetattr
+/// that follows from the statx the listing made (through `Look`). `ls -l`
+/// and `find` walk every entry of a directory right after reading it (the
+/// kernel reads the whole listing, then userspace lstat-s each name while
+/// the directory is still open): 50 entries take about 150 ms in the diod
+/// bench's one-vCPU TCG guest, so a second covers a directory of a few
+/// hundred there and thousands on real hardware. Within it a walk may find
+/// a name removed since the listing, and the lookup's Rgetattr may say what
+/// the file was at the listing; the Tgetattr of a `stat(2)` after it always
+/// looks afresh (`Look::statted`), as every open checks what it opened, so
+/// what a user sees is fresh and a file that became a symlink or gained a
+/// hard link is refused there. A name the listing left out (excluded, a
+/// symlink, hard-linked, or new since) is looked at as always.
+/// It is `--listing-window`'s default (ms).
+pub const LISTING_REUSE_FOR_MS: u64 = 1_000;
+
+/// The last disk directory listed on a connection, for `LISTING_REUSE_FOR_MS`:
+/// its snapshot (shared with the fid that opened it, counted once against
+/// `--max-listed-entries` while either holds it) and each entry's statx.
+#[derive(Debug)]
+pub(crate) struct Listed {
+    pub dir: NodeId,
+    pub at: std::time::Instant,
+    /// Sorted by name, as every snapshot is.
+    pub entries: Rc<Vec<Entry>>,
+    /// `metas[i]` is what the listing's statx of `entries[i]` saw.
+    pub metas: Vec<Meta>,
+}
+
+impl Listed {
+    /// Is it within `window` (`--listing-window`) of being made?
+    pub(crate) fn fresh(&self, window: std::time::Duration) -> bool {
+        self.at.elapsed() < window
+    }
+
+    /// The entry `name` of directory `dir`, if this is its listing.
+    pub(crate) fn find(&self, dir: NodeId, name: &[u8]) -> Option<(&Entry, &Meta)> {
+        if self.dir != dir {
+            return None;
+        }
+        let i = self.entries.binary_search_by(|e| (*e.name).cmp(name)).ok()?;
+        Some((&self.entries[i], self.metas.get(i)?))
+    }
+}
+
+/// Directories a connection's walks looked at lately, kept for
+/// `--listing-window` (`DirLook`): a path's depth of them (`/claude`,
+/// `projects`, a project, a directory below it), the oldest replaced first.
+pub(crate) const DIR_LOOKS_KEPT: usize = 8;
+
+/// A directory a walk on this connection looked at, and when. `stat PATH`
+/// through a kernel mount walks every name of the path from the root, one
+/// Twalk and Tgetattr a name (with cache=none nothing of a path outlives
+/// its syscall), so `find -exec stat` looks at the same few directories
+/// once for each file below them; within the window a walk of one name to
+/// one of them is answered from this look, and so is its lookup's Tgetattr.
+/// The trade is `LISTING_REUSE_FOR_MS`'s: the walk may find a directory
+/// removed since; the file at the end of the path is still looked at by
+/// the stat's Tgetattr and by any open, through the whole path beneath its
+/// base, so a directory that became a symlink meanwhile still refuses it.
+/// A look made from this one does not renew it.
+#[derive(Debug)]
+pub(crate) struct DirLook {
+    pub loc: Loc,
+    pub meta: Meta,
+    pub at: std::time::Instant,
+}
+
 /// A fid: the node it names, whether that is a directory, and once open
 /// what it reads. Small, because a kernel mount keeps a million.
 #[derive(Clone, Debug)]
@@ -184,6 +254,10 @@ pub(crate) struct Conn {
     pub accepted: std::time::Instant,
     /// The look its last walk ended with (`LOOK_REUSE_FOR`).
     pub look: Option<Box<Look>>,
+    /// The last disk directory it listed (`LISTING_REUSE_FOR_MS`).
+    pub listed: Option<Box<Listed>>,
+    /// Directories its walks looked at lately (`DirLook`).
+    pub dir_looks: Vec<DirLook>,
 }
 
 impl Conn {
@@ -214,6 +288,28 @@ impl Conn {
             id,
             accepted: std::time::Instant::now(),
             look: None,
+            listed: None,
+            dir_looks: Vec::new(),
+        }
+    }
+
+    /// What a walk looked at lately in directory `loc`, within `window`.
+    pub(crate) fn dir_look(&self, loc: &Loc, window: std::time::Duration) -> Option<&Meta> {
+        self.dir_looks.iter().find(|d| d.loc == *loc && d.at.elapsed() < window).map(|d| &d.meta)
+    }
+
+    /// Keep a look at directory `loc` made `at`, unless one still fresh is
+    /// kept (a look answered from it must not renew it).
+    pub(crate) fn keep_dir_look(&mut self, loc: &Loc, meta: Meta, at: std::time::Instant, window: std::time::Duration) {
+        match self.dir_looks.iter().position(|d| d.loc == *loc) {
+            Some(i) if self.dir_looks[i].at.elapsed() < window => {}
+            Some(i) => self.dir_looks[i] = DirLook { loc: loc.clone(), meta, at },
+            None => {
+                if self.dir_looks.len() >= DIR_LOOKS_KEPT {
+                    self.dir_looks.remove(0);
+                }
+                self.dir_looks.push(DirLook { loc: loc.clone(), meta, at });
+            }
         }
     }
 

@@ -14,7 +14,7 @@ use crate::tree::{self, Attr, Loc, Part, SPart};
 
 use super::conn::{Conn, Fid, Open, Opened, Phase};
 use super::dotl::Intent;
-use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job};
+use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job, Reply};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
 use super::watch::Reader;
 use super::world::World;
@@ -64,7 +64,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
             conn.reply(tag, &Rmsg::Flush, trace);
             return After::Forget(conn.parked.remove(&oldtag).into_iter().collect());
         }
-        Tmsg::Walk { fid, newfid, names } => walk(w, conn, fid, newfid, names.as_slice()),
+        Tmsg::Walk { fid, newfid, names } => walk(w, conn, tag, fid, newfid, names.as_slice()),
         Tmsg::Open { fid, mode } => open(w, conn, tag, fid, Intent::of_mode(mode)),
         Tmsg::Lopen { fid, flags } => open(w, conn, tag, fid, Intent::of_flags(flags)),
         Tmsg::Getattr { fid, .. } => stat(w, conn, tag, fid),
@@ -134,6 +134,8 @@ pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
         }
     }
     conn.shrink_fids();
+    super::reply::keep_listing(w, conn, None);
+    conn.dir_looks.clear();
     forgotten
 }
 
@@ -167,7 +169,7 @@ fn check_name(name: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) -> Decided {
+fn walk(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> Decided {
     let from = conn.fids.get(&fid).ok_or(Error::UnknownFid)?;
     if from.open.is_some() && newfid == fid {
         return Err(Error::WalkOpenFid);
@@ -184,8 +186,77 @@ fn walk(w: &mut World, conn: &mut Conn, fid: u32, newfid: u32, names: &[&[u8]]) 
         w.fid_room(conn)?;
     }
     let cur = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
+    if let [name] = names {
+        if let Some(reply) = walk_seen(w, conn, node, &cur, name).map(|(qid, bind, look)| Reply::Walk {
+            fid,
+            newfid,
+            qids: vec![qid],
+            bind: Some(bind),
+            look: Some(Box::new(look)),
+        }) {
+            super::reply::deliver(w, conn, tag, Ok(reply));
+            return Ok(None);
+        }
+    }
     Ok(Some(Job::Walk(Box::new(jobs::walk::Walk::new(fid, newfid, names, cur, is_dir)))))
 }
+
+/// A walk of one name from the directory the connection listed last, within
+/// `LISTING_REUSE_FOR_MS`: the listing's entry is the name's qid and its look
+/// (the listing applied the exclusion, symlink and hard-link rules, so a
+/// name it left out is looked at as always). An expired listing is let go.
+fn walk_listed(
+    w: &mut World,
+    conn: &mut Conn,
+    dir: tree::NodeId,
+    p: &tree::paths::Place,
+    name: &[u8],
+) -> Option<Found> {
+    let listed = conn.listed.as_deref()?;
+    if !listed.fresh(w.cfg.listing_window) {
+        super::reply::keep_listing(w, conn, None);
+        return None;
+    }
+    let (e, m) = listed.find(dir, name)?;
+    let (qid, m, at, child) = (e.qid, *m, listed.at, Loc::Mirror(p.child(name)));
+    if m.is_dir() {
+        // Kept as seen at the listing, so the walk's answer does not renew it.
+        conn.keep_dir_look(&child, m, at, w.cfg.listing_window);
+    }
+    Some((qid, (child, m.is_dir()), m))
+}
+
+/// A walk of one name answered without a look: from the last listing
+/// (`walk_listed`), or to a directory a walk looked at within the window
+/// (`conn::DirLook`). An excluded name, `..`, and anything else are walked
+/// as always.
+fn walk_seen(w: &mut World, conn: &mut Conn, dir: tree::NodeId, cur: &Loc, name: &[u8]) -> Option<Found> {
+    if name == b".." || crate::exclude::excluded(name) {
+        return None;
+    }
+    let child = match cur {
+        Loc::Mirror(p) => {
+            if let Some(found) = walk_listed(w, conn, dir, p, name) {
+                return Some(found);
+            }
+            Loc::Mirror(p.child(name))
+        }
+        // A harness directory, or a mirror's top (a harness directory's child).
+        Loc::Static(d) => {
+            w.tree.static_child(*d, name).filter(|c| w.tree.is_harness_dir(c) || matches!(c, Loc::Mirror(_)))?
+        }
+        _ => return None,
+    };
+    let m = *conn.dir_look(&child, w.cfg.listing_window)?;
+    let qid = match child {
+        Loc::Static(i) => w.tree.static_qid(i),
+        _ => m.qid(),
+    };
+    Some((qid, (child, true), m))
+}
+
+/// A name found in a listing: its qid, where it is, and what was seen.
+type Found = (Qid, (Loc, bool), crate::meta::Meta);
 
 /// Topen and Tlopen: a read of anything, or the one write (an agent's
 /// `zmx`, with `--allow-move`); every other intent is refused
@@ -375,6 +446,12 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let loc = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
     let job = match loc.clone() {
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
+        // A harness directory a walk just found: the skeleton's entry.
+        Loc::Static(_) if conn.dialect == Dialect::L && reuse_look_for_getattr(conn, node) => {
+            let entry = w.tree.entry(&loc, &Attr::Skeleton, &w.agents);
+            super::reply::stat_reply(&w.tree, conn, tag, &entry, None, w.cfg.trace);
+            return Ok(None);
+        }
         Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
         Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
             Some(Job::Derive(Box::new(jobs::derive::Derive::stat(slot, gen, part))))
@@ -429,6 +506,9 @@ fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
     if conn.look.as_ref().is_some_and(|l| l.node == f.node) {
         conn.look = None;
+    }
+    if conn.listed.as_ref().is_some_and(|l| l.dir == f.node && !l.fresh(w.cfg.listing_window)) {
+        super::reply::keep_listing(w, conn, None);
     }
     w.fids_total -= 1;
     w.tree.release(f.node);

@@ -33,6 +33,7 @@ mod watch;
 mod world;
 
 pub use config::Config;
+pub use conn::LISTING_REUSE_FOR_MS;
 pub use world::LISTED_ENTRIES_MAX;
 
 use std::io;

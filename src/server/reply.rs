@@ -13,13 +13,14 @@ use crate::meta::Meta;
 use crate::proto::{Dialect, Rmsg, WalkQids};
 use crate::tree::{Entry, Tree};
 
-use super::conn::{Conn, Fid, Look, Open, Opened};
+use super::conn::{Conn, Fid, Listed, Look, Open, Opened};
 use super::jobs::cx::Cursor;
 use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
 use super::watch::{hold_for_machine, AgentKey, Reader, ReaderRef};
 use super::world::World;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 use std::time::Instant;
 
 /// Write the answer to `tag` on `conn`.
@@ -39,6 +40,9 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
                 let node = world.tree.bind(&loc);
                 // A clone (no names) keeps the look of the file it names.
                 if let Some(m) = look {
+                    if is_dir && qids.len() == 1 && !world.cfg.listing_window.is_zero() {
+                        conn.keep_dir_look(&loc, *m, Instant::now(), world.cfg.listing_window);
+                    }
                     conn.look = Some(Box::new(Look { node, meta: *m, at: Instant::now(), statted: false }));
                 }
                 if newfid != fid {
@@ -54,6 +58,17 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             }
             let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
             conn.reply(tag, &Rmsg::Walk { qids }, trace);
+        }
+        Reply::Listed { fid, qid, entries, metas } => {
+            let node = conn.fids.get(&fid).map(|f| f.node);
+            deliver(world, conn, tag, Ok(Reply::Open { fid, qid, opened: Opened::Dir(entries.clone()) }));
+            let opened = conn.fids.get(&fid).and_then(|f| f.opened());
+            if let (Some(dir), Some(Opened::Dir(kept))) = (node, opened) {
+                if Rc::ptr_eq(kept, &entries) && !world.cfg.listing_window.is_zero() {
+                    let listed = Listed { dir, at: Instant::now(), entries, metas };
+                    keep_listing(world, conn, Some(Box::new(listed)));
+                }
+            }
         }
         Reply::Stat(entry, meta) => stat_reply(&world.tree, conn, tag, &entry, meta.as_deref(), trace),
         Reply::Open { opened: Opened::Dir(entries), .. }
@@ -141,6 +156,15 @@ pub(crate) fn stat_reply(tree: &Tree, conn: &mut Conn, tag: u16, e: &Entry, meta
 /// An answer nobody will read: let go of what it holds. Only an fd is
 /// counted before a fid takes it; a snapshot's entries are counted when a
 /// fid takes them.
+/// Keep `listed` as the connection's last listing (`LISTING_REUSE_FOR_MS`),
+/// letting go of the one before: its snapshot is uncounted from
+/// `--max-listed-entries` once neither a fid nor the connection holds it.
+pub(crate) fn keep_listing(world: &mut World, conn: &mut Conn, listed: Option<Box<Listed>>) {
+    if let Some(old) = std::mem::replace(&mut conn.listed, listed) {
+        world.release_opened(Opened::Dir(old.entries));
+    }
+}
+
 pub(crate) fn discard(world: &mut World, result: Result<Reply, Error>) {
     if let Ok(Reply::Open { opened: opened @ Opened::File(_), .. }) = result {
         world.release_opened(opened);

@@ -127,6 +127,14 @@ pub(crate) enum Reply {
         qid: Qid,
         opened: Opened,
     },
+    /// A disk directory's open: its snapshot, and each entry's statx,
+    /// kept on the connection for the walks that follow (`LISTING_REUSE_FOR_MS`).
+    Listed {
+        fid: u32,
+        qid: Qid,
+        entries: std::rc::Rc<Vec<Entry>>,
+        metas: Vec<crate::meta::Meta>,
+    },
     /// A whole Rread message, encoded (its tag already in place).
     Read(Vec<u8>),
     Write {

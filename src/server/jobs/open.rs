@@ -18,6 +18,7 @@ use std::rc::Rc;
 
 use crate::errors::Error;
 use crate::exclude;
+use crate::meta::Meta;
 use crate::proto::Qid;
 use crate::tree::{self, Entry, Loc, Presence};
 
@@ -50,7 +51,8 @@ struct Listing {
     dirents: Dirents<OwnedFd>,
     names: Vec<Box<[u8]>>,
     batch: Batch,
-    entries: Vec<Entry>,
+    /// Each entry, with what its statx saw (kept for the walks that follow).
+    entries: Vec<(Entry, Meta)>,
 }
 
 impl Open {
@@ -81,9 +83,9 @@ impl Open {
             },
             Stage::List(l) => match l.step(ev, cx) {
                 Err(step) => step,
-                Ok(entries) => {
-                    let opened = Opened::Dir(Rc::new(entries));
-                    Step::Answer(Ok(Reply::Open { fid: self.fid, qid: l.qid, opened }))
+                Ok(listed) => {
+                    let (entries, metas) = listed.into_iter().unzip();
+                    Step::Answer(Ok(Reply::Listed { fid: self.fid, qid: l.qid, entries: Rc::new(entries), metas }))
                 }
             },
         }
@@ -159,7 +161,7 @@ impl Stage {
 impl Listing {
     /// One round: the statx of the last buffer's names, then the next
     /// buffer a turn later. `Ok` with the sorted entries at the end.
-    fn step(&mut self, ev: Event, cx: &mut Cx) -> Result<Vec<Entry>, Step> {
+    fn step(&mut self, ev: Event, cx: &mut Cx) -> Result<Vec<(Entry, Meta)>, Step> {
         if !self.batch.is_empty() {
             drive(&mut self.batch, &mut cx.ops, ev)?;
             self.absorb(cx);
@@ -170,7 +172,7 @@ impl Listing {
             Err(e) => return Err(fail(e)),
             Ok(None) => {
                 let mut entries = std::mem::take(&mut self.entries);
-                entries.sort_by(|a, b| a.name.cmp(&b.name));
+                entries.sort_by(|a, b| a.0.name.cmp(&b.0.name));
                 return Ok(entries);
             }
             Ok(Some(names)) => names,
@@ -199,7 +201,7 @@ impl Listing {
             if m.is_symlink() || (m.is_hard_linked() && !cx.cfg.allow_hard_links) {
                 continue;
             }
-            self.entries.push(tree::disk_entry(name, &m));
+            self.entries.push((tree::disk_entry(name, &m), m));
         }
     }
 }

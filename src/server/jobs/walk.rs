@@ -41,7 +41,8 @@ pub(crate) struct Walk {
     chat: Option<Result<ChatRef, Error>>,
     chat_forced: bool,
     /// What the look at the place it stands on saw, when that is a file
-    /// on disk (handed to the connection with the answer: `LOOK_REUSE_FOR`).
+    /// on disk or a harness directory's base (handed to the connection with
+    /// the answer: `LOOK_REUSE_FOR`).
     look: Option<Meta>,
     stage: Stage,
 }
@@ -299,7 +300,9 @@ impl Walk {
                     _ => m.qid(),
                 };
                 self.qids.push(qid);
-                self.look = (!harness).then_some(m);
+                // A harness directory's look says only that its base is
+                // a directory: its Tgetattr answers the skeleton's entry.
+                self.look = Some(m);
                 self.cur_is_dir = harness || m.is_dir();
                 self.cur = next;
                 self.advance(cx)

@@ -135,6 +135,50 @@ pub(crate) fn candidates(h: Harness, facts: &Facts, needs: &mut Vec<Want>) -> Op
     }
 }
 
+/// Project (store) directories one slice of a listing derives its
+/// candidates from (`candidates_from`), a turn each: at a hundred sessions
+/// a directory, 800 names a turn, where all of a 10,000-session home at
+/// once was one turn of 8–15 ms.
+pub(crate) const DIRS_PER_SLICE: usize = 8;
+
+/// One slice of a listing's candidates (`candidates_from`).
+pub(crate) struct Slice {
+    pub(crate) found: Vec<Found>,
+    /// The directory the next slice starts at; `None` at the end.
+    pub(crate) next: Option<usize>,
+}
+
+/// A session's id from its transcript's file name, per harness.
+type IdOf = fn(&[u8]) -> Option<&[u8]>;
+
+/// `candidates`, a slice at a time: the sessions in the directories from
+/// the `from`th, at most `DIRS_PER_SLICE` of them, and where the next
+/// slice starts. Harnesses whose sessions are not one directory deep
+/// (codex's days, dsh) come whole in one slice.
+pub(crate) fn candidates_from(
+    h: Harness,
+    from: usize,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Result<Slice, Error>> {
+    let (top, id_of): (&[u8], IdOf) = match h {
+        Harness::Claude => (b"projects", claude_id),
+        Harness::Omp | Harness::Pi => (b"agent/sessions", omp::session_id),
+        _ => return Some(candidates(h, facts, needs)?.map(|found| Slice { found, next: None })),
+    };
+    let dirs = match subdirs(facts, h, top, needs)? {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
+    };
+    let end = (from + DIRS_PER_SLICE).min(dirs.len());
+    let slice = dirs.get(from..end).unwrap_or_default();
+    let found = match in_dirs(h, slice, facts, needs, id_of)? {
+        Ok(f) => f,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(Ok(Slice { found, next: (end < dirs.len()).then_some(end) }))
+}
+
 /// A claude session's id from its transcript's name: `<sid>.jsonl`, not a
 /// pre-2.1 subagent's `agent-<n>.jsonl`.
 fn claude_id(name: &[u8]) -> Option<&[u8]> {
@@ -154,10 +198,21 @@ fn two_levels(
         Ok(d) => d,
         Err(e) => return Some(Err(e)),
     };
+    in_dirs(h, &dirs, facts, needs, id_of)
+}
+
+/// The sessions in `dirs`, each a file `id_of` names.
+fn in_dirs(
+    h: Harness,
+    dirs: &[Vec<u8>],
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+    id_of: impl Fn(&[u8]) -> Option<&[u8]>,
+) -> Option<Result<Vec<Found>, Error>> {
     let mut out = Vec::new();
     let mut waiting = false;
     for dir in dirs {
-        let listed = match names(facts, h, &dir, needs) {
+        let listed = match names(facts, h, dir, needs) {
             None => {
                 waiting = true;
                 continue;
@@ -167,7 +222,7 @@ fn two_levels(
         };
         for n in listed.iter().filter(|n| is_file(n)) {
             if let Some(id) = id_of(&n.name) {
-                out.push(Found { id: id.to_vec(), rel: join(&dir, &n.name) });
+                out.push(Found { id: id.to_vec(), rel: join(dir, &n.name) });
             }
         }
     }

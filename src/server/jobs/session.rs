@@ -169,6 +169,10 @@ pub(crate) struct Session {
     /// The usage being summed, for `usage` itself or for the directory
     /// listing it (with the rest of that listing's entries).
     sum: Option<Box<(UsageSum, Option<Vec<Entry>>)>>,
+    /// A listing's sessions found so far, and the directory its next
+    /// slice starts at (`sessions::candidates_from`).
+    collected: Vec<sessions::Found>,
+    next_dir: usize,
 }
 
 /// Sessions a listing looks at, a slice at a time. What the derivation
@@ -200,11 +204,27 @@ enum What {
 
 impl Session {
     pub(crate) fn list(fid: u32, h: Harness, dir: u16) -> Session {
-        Session { what: What::List(h, dir), open: Some(fid), g: Gather::default(), looks: None, sum: None }
+        Session {
+            what: What::List(h, dir),
+            open: Some(fid),
+            g: Gather::default(),
+            looks: None,
+            sum: None,
+            collected: Vec::new(),
+            next_dir: 0,
+        }
     }
 
     pub(crate) fn node(open: Option<u32>, key: Rc<SessionKey>, part: SPart) -> Session {
-        Session { what: What::Node(key, part), open, g: Gather::default(), looks: None, sum: None }
+        Session {
+            what: What::Node(key, part),
+            open,
+            g: Gather::default(),
+            looks: None,
+            sum: None,
+            collected: Vec::new(),
+            next_dir: 0,
+        }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
@@ -273,13 +293,20 @@ impl Session {
                 if cx.tree.harness_base(h).is_none() {
                     return Some(self.answer_list(cx, Vec::new()));
                 }
-                let found = match sessions::candidates(h, facts, needs)? {
-                    Ok(f) => f,
+                // A slice of its directories a turn (`DIRS_PER_SLICE`).
+                let sessions::Slice { found, next } = match sessions::candidates_from(h, self.next_dir, facts, needs)? {
+                    Ok(got) => got,
                     Err(e) => return Some(fail(e)),
                 };
-                if found.len() > cx.cfg.max_dir_entries {
+                self.collected.extend(found);
+                if self.collected.len() > cx.cfg.max_dir_entries {
                     return Some(fail(Error::DirTooLarge));
                 }
+                if let Some(n) = next {
+                    self.next_dir = n;
+                    return Some(JobStep::Yield);
+                }
+                let found = std::mem::take(&mut self.collected);
                 return Some(self.look(cx, h, found));
             }
             What::Node(key, part) => (key.clone(), *part),

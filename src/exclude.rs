@@ -32,6 +32,13 @@ const PREFIXES: [&[u8]; 4] = [b"id_rsa", b"id_dsa", b"id_ecdsa", b"id_ed25519"];
 /// names (up to NAME_MAX) are lowered into a heap buffer.
 const LOWER_INLINE_BYTES: usize = 256;
 
+/// The substrings' searchers, built once: building one per call cost more
+/// than the search (every name of a 10,000-session listing passes here).
+fn finders() -> &'static [memchr::memmem::Finder<'static>; 4] {
+    static FINDERS: std::sync::OnceLock<[memchr::memmem::Finder<'static>; 4]> = std::sync::OnceLock::new();
+    FINDERS.get_or_init(|| SUBSTRINGS.map(memchr::memmem::Finder::new))
+}
+
 /// Is `name` (one path component) never to be served?
 pub fn excluded(name: &[u8]) -> bool {
     let mut inline = [0u8; LOWER_INLINE_BYTES];
@@ -45,7 +52,7 @@ pub fn excluded(name: &[u8]) -> bool {
         heap = name.to_ascii_lowercase();
         &heap
     };
-    SUBSTRINGS.iter().any(|s| memchr::memmem::find(lower, s).is_some())
+    finders().iter().any(|f| f.find(lower).is_some())
         || SUFFIXES.iter().any(|s| lower.ends_with(s))
         || NAMES.contains(&lower)
         || PREFIXES.iter().any(|p| lower.starts_with(p))

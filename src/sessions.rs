@@ -72,8 +72,8 @@ impl SessionKey {
     }
 }
 
-/// A session a listing found: its id and transcript.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A session a listing found: its id and transcript, ordered by id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Found {
     pub id: Vec<u8>,
     pub rel: Vec<u8>,
@@ -139,7 +139,7 @@ pub(crate) fn candidates(h: Harness, facts: &Facts, needs: &mut Vec<Want>) -> Op
 /// candidates from (`candidates_from`), a turn each: at a hundred sessions
 /// a directory, 800 names a turn, where all of a 10,000-session home at
 /// once was one turn of 8–15 ms.
-pub(crate) const DIRS_PER_SLICE: usize = 8;
+pub(crate) const DIRS_PER_SLICE: usize = 4;
 
 /// One slice of a listing's candidates (`candidates_from`).
 pub(crate) struct Slice {

@@ -13,7 +13,9 @@
 //! `ls -l`) looks at one file rather than list the harness again. A hint
 //! is only a guess to look at: the walk checks the transcript is there, and
 //! a miss lists the harness afresh. Each harness keeps one listing's worth,
-//! bounded by the listing cap.
+//! bounded by the listing cap (two while a listing is under way: the last
+//! one's hints are replaced as the new one finds its sessions, and what it
+//! did not find goes when it ends).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -102,8 +104,9 @@ struct Slot {
     gen: u32,
 }
 
-/// One harness's hints: a session id, and the session the listing found.
-type Hints = HashMap<Box<[u8]>, Rc<SessionKey>, BuildHasherDefault<WyHash>>;
+/// One harness's hints: a session id, the listing that found it
+/// (`begin_hints`) and the session.
+type Hints = HashMap<Box<[u8]>, (u32, Rc<SessionKey>), BuildHasherDefault<WyHash>>;
 
 #[derive(Default)]
 pub(crate) struct SessionTable {
@@ -111,6 +114,8 @@ pub(crate) struct SessionTable {
     index: HashMap<Rc<SessionKey>, usize, BuildHasherDefault<WyHash>>,
     next_gen: u32,
     hints: [Hints; Harness::COUNT],
+    /// Each harness's last listing's number (`begin_hints`).
+    listings: [u32; Harness::COUNT],
 }
 
 impl SessionTable {
@@ -151,23 +156,42 @@ impl SessionTable {
         self.slots.len()
     }
 
-    /// What the last listing of `h` found: replaces the hints before it.
+    /// What a listing of `h` found, all at once (`begin_hints`,
+    /// `add_hints`, `end_hints`).
     pub(crate) fn set_hints(&mut self, h: Harness, keys: impl IntoIterator<Item = Rc<SessionKey>>) {
-        let hints = &mut self.hints[h.index()];
-        hints.clear();
-        hints.extend(keys.into_iter().map(|k| (k.id.clone(), k)));
-        hints.shrink_to_fit();
+        let n = self.begin_hints(h);
+        self.add_hints(h, n, keys);
+        self.end_hints(h, n);
     }
 
-    /// More of what the listing of `h` under way finds (after `set_hints`
-    /// cleared the last one's).
-    pub(crate) fn add_hints(&mut self, h: Harness, keys: impl IntoIterator<Item = Rc<SessionKey>>) {
-        self.hints[h.index()].extend(keys.into_iter().map(|k| (k.id.clone(), k)));
+    /// A listing of `h` starts: the number its hints are added under. The
+    /// last listing's stay until this one ends, and are replaced one id at
+    /// a time as it finds them, so no turn drops a whole listing's worth.
+    pub(crate) fn begin_hints(&mut self, h: Harness) -> u32 {
+        let n = &mut self.listings[h.index()];
+        *n = n.wrapping_add(1);
+        *n
+    }
+
+    /// More of what listing `n` of `h` finds.
+    pub(crate) fn add_hints(&mut self, h: Harness, n: u32, keys: impl IntoIterator<Item = Rc<SessionKey>>) {
+        self.hints[h.index()].extend(keys.into_iter().map(|k| (k.id.clone(), (n, k))));
+    }
+
+    /// Listing `n` of `h` is whole: the hints only earlier listings left
+    /// (sessions since gone) go.
+    pub(crate) fn end_hints(&mut self, h: Harness, n: u32) {
+        let hints = &mut self.hints[h.index()];
+        // Listings are numbered in order; a later one under way keeps its own.
+        hints.retain(|_, (m, _)| m.wrapping_sub(n) as i32 >= 0);
+        if hints.capacity() > 2 * hints.len() + 64 {
+            hints.shrink_to_fit();
+        }
     }
 
     /// The session the last listing of `h` named `id`, if it did.
     pub(crate) fn hint(&self, h: Harness, id: &[u8]) -> Option<Rc<SessionKey>> {
-        self.hints[h.index()].get(id).cloned()
+        self.hints[h.index()].get(id).map(|(_, k)| k.clone())
     }
 }
 
@@ -183,4 +207,51 @@ pub(crate) fn qid_path(key: &SessionKey, part: SPart) -> u64 {
         bytes.extend_from_slice(&s.rel);
     }
     crate::meta::QID_PATH_SYNTHETIC | (1 << 62) | (wyhash::wyhash(&bytes, 0x5e55_1075) >> 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str, transcript: &str) -> Rc<SessionKey> {
+        Rc::new(SessionKey {
+            harness: Harness::Claude,
+            id: id.as_bytes().into(),
+            transcript: transcript.as_bytes().into(),
+            sub: None,
+            agent: None,
+        })
+    }
+
+    fn hinted(t: &SessionTable, id: &str) -> Option<String> {
+        t.hint(Harness::Claude, id.as_bytes()).map(|k| String::from_utf8_lossy(&k.transcript).into_owned())
+    }
+
+    #[test]
+    fn a_listing_replaces_hints_as_it_goes_and_drops_the_gone_at_its_end() {
+        let mut t = SessionTable::default();
+        t.set_hints(Harness::Claude, [key("a", "p/a.jsonl"), key("b", "p/b.jsonl")]);
+        let n = t.begin_hints(Harness::Claude);
+        t.add_hints(Harness::Claude, n, [key("a", "q/a.jsonl")]);
+        // Under way: the last listing's hints still answer.
+        assert_eq!(hinted(&t, "a").as_deref(), Some("q/a.jsonl"));
+        assert_eq!(hinted(&t, "b").as_deref(), Some("p/b.jsonl"));
+        t.end_hints(Harness::Claude, n);
+        assert_eq!(hinted(&t, "a").as_deref(), Some("q/a.jsonl"));
+        assert_eq!(hinted(&t, "b"), None, "a session the listing did not find is no longer hinted");
+    }
+
+    #[test]
+    fn an_earlier_listing_ending_keeps_a_later_ones_hints() {
+        let mut t = SessionTable::default();
+        let first = t.begin_hints(Harness::Claude);
+        let second = t.begin_hints(Harness::Claude);
+        t.add_hints(Harness::Claude, second, [key("new", "p/new.jsonl")]);
+        t.add_hints(Harness::Claude, first, [key("old", "p/old.jsonl")]);
+        t.end_hints(Harness::Claude, first);
+        assert_eq!(hinted(&t, "new").as_deref(), Some("p/new.jsonl"));
+        t.end_hints(Harness::Claude, second);
+        assert_eq!(hinted(&t, "new").as_deref(), Some("p/new.jsonl"));
+        assert_eq!(hinted(&t, "old"), None);
+    }
 }

@@ -12,6 +12,7 @@
 //! file each. A session's fields are derived from its transcript when
 //! asked, as an agent's are.
 
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use crate::errors::Error;
@@ -171,7 +172,9 @@ pub(crate) struct Session {
     sum: Option<Box<(UsageSum, Option<Vec<Entry>>)>>,
     /// A listing's sessions found so far, and the directory its next
     /// slice starts at (`sessions::candidates_from`).
-    collected: Vec<sessions::Found>,
+    /// In the listing's order as they come: a sort of 10,000 in the last
+    /// turn was a millisecond of it.
+    collected: BTreeSet<sessions::Found>,
     next_dir: usize,
 }
 
@@ -180,9 +183,10 @@ pub(crate) struct Session {
 /// ten thousand of them at once were a turn of ~10 ms.
 struct Looks {
     h: Harness,
+    /// In the listing's order.
     found: Vec<sessions::Found>,
-    /// Whether `found` is in the listing's order yet.
-    sorted: bool,
+    /// The listing's number in the session table's hints.
+    hints: u32,
     keys: Vec<Rc<SessionKey>>,
     /// The next key whose look has not started, and the first of the
     /// slice in flight.
@@ -195,7 +199,7 @@ struct Looks {
 /// Transcripts a listing looks at in one slice, and turns into entries in
 /// one turn of the loop: ten thousand sessions are ten slices, so another
 /// client's request waits behind one slice's work, not the listing's.
-const LOOK_SLICE: usize = 1024;
+const LOOK_SLICE: usize = 256;
 
 enum What {
     List(Harness, u16),
@@ -210,7 +214,7 @@ impl Session {
             g: Gather::default(),
             looks: None,
             sum: None,
-            collected: Vec::new(),
+            collected: BTreeSet::new(),
             next_dir: 0,
         }
     }
@@ -222,7 +226,7 @@ impl Session {
             g: Gather::default(),
             looks: None,
             sum: None,
-            collected: Vec::new(),
+            collected: BTreeSet::new(),
             next_dir: 0,
         }
     }
@@ -237,8 +241,14 @@ impl Session {
         }
         if let Some(l) = &mut self.looks {
             if l.next > 0 || !l.batch.is_empty() {
+                let landed = matches!(ev, Event::Done(..));
                 if let Err(step) = drive(&mut l.batch, &mut cx.ops, ev) {
                     return step;
+                }
+                if landed {
+                    // The slice's last look is in: its entries are made
+                    // after this turn's replies are out, not before them.
+                    return JobStep::Yield;
                 }
                 l.absorb(cx);
                 if l.next < l.found.len() {
@@ -248,18 +258,17 @@ impl Session {
                 }
                 return self.listed(cx);
             }
-            if !l.sorted {
-                // A turn of its own: the listing's order, made once, so
-                // its entries come in order and the last turn only checks.
-                l.found.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-                l.sorted = true;
-                return JobStep::Yield;
-            }
             l.start_slice(cx);
             return self.step(Event::Resume, cx);
         }
+        let landed = matches!(ev, Event::Done(..));
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
+        }
+        if landed && matches!(self.what, What::List(..)) {
+            // A listing's facts are in: its next slice is derived after
+            // this turn's replies are out.
+            return JobStep::Yield;
         }
         loop {
             if let Some(e) = self.g.starved() {
@@ -306,7 +315,7 @@ impl Session {
                     self.next_dir = n;
                     return Some(JobStep::Yield);
                 }
-                let found = std::mem::take(&mut self.collected);
+                let found = std::mem::take(&mut self.collected).into_iter().collect();
                 return Some(self.look(cx, h, found));
             }
             What::Node(key, part) => (key.clone(), *part),
@@ -384,21 +393,14 @@ impl Session {
         if cx.tree.harness_base(h).is_none() {
             return self.answer_list(cx, Vec::new());
         }
-        cx.tree.session_table().set_hints(h, std::iter::empty());
         if found.is_empty() {
+            cx.tree.session_table().set_hints(h, std::iter::empty());
             return self.answer_list(cx, Vec::new());
         }
+        let hints = cx.tree.session_table().begin_hints(h);
         let (keys, entries) = (Vec::with_capacity(found.len()), Vec::with_capacity(found.len()));
-        self.looks = Some(Box::new(Looks {
-            h,
-            found,
-            sorted: false,
-            keys,
-            next: 0,
-            batch_start: 0,
-            batch: Batch::default(),
-            entries,
-        }));
+        self.looks =
+            Some(Box::new(Looks { h, found, hints, keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
         // The first slice starts next turn: the derivation had this one.
         JobStep::Yield
     }
@@ -406,6 +408,7 @@ impl Session {
     /// Every look is back: a directory per transcript still there.
     fn listed(&mut self, cx: &mut Cx) -> JobStep {
         let Some(l) = self.looks.take() else { return fail(Error::NotFound) };
+        cx.tree.session_table().end_hints(l.h, l.hints);
         let mut entries = l.entries;
         l.batch.release(&mut cx.ops);
         self.answer_list(cx, std::mem::take(&mut entries))
@@ -507,7 +510,7 @@ impl Looks {
             Rc::new(SessionKey { harness: h, id: id.into(), transcript: rel.into(), sub: None, agent: None })
         });
         self.keys.extend(slice);
-        cx.tree.session_table().add_hints(h, self.keys[self.next..end].iter().cloned());
+        cx.tree.session_table().add_hints(h, self.hints, self.keys[self.next..end].iter().cloned());
         let mut batch = Batch::default();
         for k in &self.keys[self.next..end] {
             // The base is there (checked before): every key has a backing.

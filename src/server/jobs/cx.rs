@@ -209,12 +209,18 @@ pub(crate) fn fail(e: Error) -> Step {
 
 /// Drive `batch` on `ev`: `Ok` once every probe is done, else the step the
 /// job returns meanwhile (wait for completions, or yield a turn).
+///
+/// The completion that finishes a batch only records it: the job goes on
+/// from a `Yield`, after the loop has sent the replies this turn's
+/// completions made, so the work a batch unblocks (a thousand entries
+/// made, a listing sorted) never delays another client's cheap answer.
 pub(crate) fn drive(batch: &mut Batch, ops: &mut Ops, ev: Event) -> Result<(), Step> {
-    let progress = match ev {
-        Event::Done(op, c) => batch.on_done(ops, op, c),
-        _ => batch.pump(ops),
+    let (progress, landed) = match ev {
+        Event::Done(op, c) => (batch.on_done(ops, op, c), true),
+        _ => (batch.pump(ops), false),
     };
     match progress {
+        Progress::Complete if landed => Err(Step::Yield),
         Progress::Complete => Ok(()),
         Progress::Running => Err(Step::Wait),
         Progress::Stalled => Err(Step::Yield),

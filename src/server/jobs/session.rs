@@ -241,14 +241,8 @@ impl Session {
         }
         if let Some(l) = &mut self.looks {
             if l.next > 0 || !l.batch.is_empty() {
-                let landed = matches!(ev, Event::Done(..));
                 if let Err(step) = drive(&mut l.batch, &mut cx.ops, ev) {
                     return step;
-                }
-                if landed {
-                    // The slice's last look is in: its entries are made
-                    // after this turn's replies are out, not before them.
-                    return JobStep::Yield;
                 }
                 l.absorb(cx);
                 if l.next < l.found.len() {
@@ -261,14 +255,8 @@ impl Session {
             l.start_slice(cx);
             return self.step(Event::Resume, cx);
         }
-        let landed = matches!(ev, Event::Done(..));
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
-        }
-        if landed && matches!(self.what, What::List(..)) {
-            // A listing's facts are in: its next slice is derived after
-            // this turn's replies are out.
-            return JobStep::Yield;
         }
         loop {
             if let Some(e) = self.g.starved() {

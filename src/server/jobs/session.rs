@@ -197,7 +197,7 @@ struct Looks {
 }
 
 /// Transcripts a listing looks at in one slice, and turns into entries in
-/// one turn of the loop: ten thousand sessions are ten slices, so another
+/// one turn of the loop: ten thousand sessions are 40 slices, so another
 /// client's request waits behind one slice's work, not the listing's.
 const LOOK_SLICE: usize = 256;
 

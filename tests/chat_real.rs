@@ -7,7 +7,8 @@
 //!
 //! Each served message is also compared with what the crate's pure
 //! indexer says when fed the whole file in one piece (`chat::Index`): the
-//! daemon indexes in 1 MiB windows through its ring and reads each message
+//! daemon indexes in `CHAT_WINDOW_BYTES` windows through its ring, the
+//! next read ahead while one is indexed, and reads each message
 //! back through it, and must serve the same names, sizes and bytes.
 //!
 //! The files are copied into the scratch home byte for byte. A codex

@@ -11,6 +11,15 @@
 //! every other completion of that turn has been handled and its replies
 //! submitted. Another client's request waits behind at most one slice.
 //!
+//! The next window is read while this one is indexed: when a window comes
+//! back, the read of the one after it starts at its last newline — where
+//! the index will stand once the window is fed, since a feed takes whole
+//! lines — and a kernel worker copies it while the loop indexes. A guess
+//! that turns out wrong (the index stopped short: full, or the chat moved
+//! branch) is dropped and the window read again from where the index
+//! stands; a window with no newline (a line longer than it) reads nothing
+//! ahead.
+//!
 //! A window is fed at the offset it was read from, never at wherever the
 //! index stands now; the entry is marked with its refresher while one
 //! runs, so two refreshes never feed one index. Only complete lines are
@@ -51,10 +60,22 @@ pub(crate) type TranscriptKey = (Harness, Vec<u8>);
 /// enough that nobody sees a rewritten transcript's old messages for long.
 pub(crate) const CHAT_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The job's ops: the open's probe is op 0 (the batch's index).
+/// The job's ops: the open's probe is op 0 (the batch's index); windows
+/// are numbered from `OP_WINDOW` on, each read its own, so a window given
+/// up is known when its read comes back.
 const OP_HEAD: u32 = 1;
 const OP_TAIL: u32 = 2;
 const OP_WINDOW: u32 = 3;
+
+/// Windows read at once: the one being fed and the one after it.
+const WINDOWS_IN_FLIGHT: usize = 2;
+
+/// A window read: where in the file it starts, its op, its bytes once back.
+struct Window {
+    op: u32,
+    offset: u64,
+    bytes: Option<Vec<u8>>,
+}
 
 pub(crate) struct Refresh {
     key: TranscriptKey,
@@ -66,12 +87,13 @@ pub(crate) struct Refresh {
     window: usize,
     head: Option<Vec<u8>>,
     tail: Option<Vec<u8>>,
-    /// A window read and not yet fed: its offset and bytes.
-    read: Option<(u64, Vec<u8>)>,
-    /// The window buffer, kept between windows: its pages are touched
-    /// once, not once a window (a 228 MB first index would otherwise fault
-    /// in every page of it anew).
-    spare: Vec<u8>,
+    /// Windows read and not yet fed, in file order (`WINDOWS_IN_FLIGHT`).
+    windows: std::collections::VecDeque<Window>,
+    next_op: u32,
+    /// Window buffers, kept between windows: their pages are touched once,
+    /// not once a window (a 228 MB first index would otherwise fault in
+    /// every page anew).
+    spares: Vec<Vec<u8>>,
     /// The entry this job marked as its own (`Entry::refresher`).
     marked: Option<usize>,
     /// For a `wait` reader: its entry may be made past the pool's cap.
@@ -116,8 +138,9 @@ impl Refresh {
             window: CHAT_WINDOW_BYTES,
             head: None,
             tail: None,
-            read: None,
-            spare: Vec::new(),
+            windows: std::collections::VecDeque::new(),
+            next_op: OP_WINDOW,
+            spares: Vec::new(),
             marked: None,
             watched,
             again: false,
@@ -143,7 +166,9 @@ impl Refresh {
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         if let Event::Start = ev {
             // (Again, too: what the last look read is not this one's.)
-            (self.head, self.tail, self.read) = (None, None, None);
+            (self.head, self.tail) = (None, None);
+            // Reads still in flight come back to no window, and are dropped.
+            self.windows.clear();
             let probe = Probe::new(Target::Beneath(self.backing.clone()), Kind::Read, cx.cfg.allow_hard_links);
             self.stage = Stage::Open(Batch::one(probe));
         }
@@ -152,7 +177,7 @@ impl Refresh {
                 Err(step) => step,
                 Ok(()) => self.opened(cx),
             },
-            (Stage::Verify, Event::Done(op, c)) => {
+            (Stage::Verify, Event::Done(op, c)) if op == OP_HEAD || op == OP_TAIL => {
                 let bytes = if c.result < 0 { Vec::new() } else { c.buf };
                 if op == OP_HEAD {
                     self.head = Some(bytes);
@@ -161,12 +186,7 @@ impl Refresh {
                 }
                 self.verified(cx)
             }
-            (Stage::Index, Event::Done(_, c)) if c.result <= 0 => self.done(cx, Ok(())),
-            (Stage::Index, Event::Done(_, c)) => {
-                let offset = self.read.take().map_or(0, |(o, _)| o);
-                self.read = Some((offset, c.buf));
-                Step::Yield
-            }
+            (Stage::Index, Event::Done(op, c)) => self.landed(cx, op, c.result, c.buf),
             (Stage::Index, Event::Resume) => self.feed(cx),
             _ => Step::Wait,
         }
@@ -226,20 +246,74 @@ impl Refresh {
         }
         let probe = e.index.probe();
         self.stage = Stage::Verify;
-        self.read_at(cx, OP_HEAD, probe.head.0, probe.head.1);
-        self.read_at(cx, OP_TAIL, probe.tail.0, probe.tail.1);
+        self.read_at(cx, OP_HEAD, probe.head.0, probe.head.1, Vec::new());
+        self.read_at(cx, OP_TAIL, probe.tail.0, probe.tail.1, Vec::new());
         Step::Wait
     }
 
-    fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize) {
+    /// Start a read of `len` bytes at `offset` as op `op`, into `buf`;
+    /// false when the entry holds no fd (nothing was started).
+    fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize, mut buf: Vec<u8>) -> bool {
         let Some(fd) = self.entry.and_then(|r| cx.chats.get(r)).and_then(|e| e.fd.as_ref()).map(|f| f.as_raw_fd())
         else {
-            return;
+            return false;
         };
-        let mut buf = if op == OP_WINDOW { std::mem::take(&mut self.spare) } else { Vec::new() };
         buf.clear();
         buf.reserve(len);
         cx.ops.submit(op, Sub::Read { fd, owned: None, buf, len: len as u32, offset });
+        true
+    }
+
+    /// Start the read of a window at `offset`, after those in flight.
+    fn read_window(&mut self, cx: &mut Cx, offset: u64, len: usize) {
+        let op = self.next_op;
+        self.next_op = self.next_op.checked_add(1).unwrap_or(OP_WINDOW);
+        let buf = self.spares.pop().unwrap_or_default();
+        if self.read_at(cx, op, offset, len, buf) {
+            self.windows.push_back(Window { op, offset, bytes: None });
+        }
+    }
+
+    /// A window's read is back. The first in line is fed a turn later,
+    /// and the read of the one after it starts now, so it is copied while
+    /// this one is indexed.
+    fn landed(&mut self, cx: &mut Cx, op: u32, result: i32, buf: Vec<u8>) -> Step {
+        let Some(at) = self.windows.iter().position(|w| w.op == op) else {
+            // A window given up (a wrong guess, a restart): dropped.
+            return Step::Wait;
+        };
+        if result <= 0 {
+            // The file ends sooner than it did (or cannot be read) there.
+            if at == 0 {
+                return self.done(cx, Ok(()));
+            }
+            self.windows.truncate(at);
+            return Step::Wait;
+        }
+        self.windows[at].bytes = Some(buf);
+        if at > 0 {
+            return Step::Wait;
+        }
+        self.read_ahead(cx);
+        Step::Yield
+    }
+
+    /// Start reading the window after the last one read, from its last
+    /// newline: where the index will stand once it is fed.
+    fn read_ahead(&mut self, cx: &mut Cx) {
+        if self.windows.len() >= WINDOWS_IN_FLIGHT {
+            return;
+        }
+        let Some(Window { offset, bytes: Some(bytes), .. }) = self.windows.back() else { return };
+        let Some(nl) = memchr::memrchr(b'\n', bytes) else { return };
+        let at = offset + nl as u64 + 1;
+        if at >= self.size {
+            return;
+        }
+        let len = (self.size - at).min(self.window as u64) as usize;
+        if cx.admit_read(len) {
+            self.read_window(cx, at, len);
+        }
     }
 
     /// Both ends are back: the same file grew, or it is another one now.
@@ -263,17 +337,44 @@ impl Refresh {
         if !cx.admit_read(len) {
             return Step::Yield;
         }
-        self.read = Some((covered, Vec::new()));
-        self.read_at(cx, OP_WINDOW, covered, len);
+        self.read_window(cx, covered, len);
+        if self.windows.is_empty() {
+            return self.done(cx, Err(Error::NotFound));
+        }
         Step::Wait
     }
 
     /// A turn after its window came back: feed it where it was read from.
     fn feed(&mut self, cx: &mut Cx) -> Step {
-        let Some((offset, bytes)) = self.read.take() else { return self.next_window(cx) };
+        match self.windows.front() {
+            None => return self.next_window(cx),
+            Some(Window { bytes: None, .. }) => return Step::Wait,
+            Some(_) => {}
+        }
+        let Some(Window { offset, bytes: Some(bytes), .. }) = self.windows.pop_front() else { unreachable!() };
         let step = self.feed_at(cx, offset, &bytes);
-        self.spare = bytes;
+        if self.spares.len() < WINDOWS_IN_FLIGHT {
+            self.spares.push(bytes);
+        }
         step
+    }
+
+    /// A window is fed: go on with the one read ahead if it starts where
+    /// the index stands, else read from there.
+    fn fed(&mut self, cx: &mut Cx) -> Step {
+        let covered = self.entry.and_then(|r| cx.chats.get(r)).map(|e| e.index.covered());
+        match self.windows.front() {
+            Some(w) if Some(w.offset) == covered && w.bytes.is_some() => {
+                self.read_ahead(cx);
+                Step::Yield
+            }
+            Some(w) if Some(w.offset) == covered => Step::Wait,
+            Some(_) => {
+                self.windows.clear();
+                self.next_window(cx)
+            }
+            None => self.next_window(cx),
+        }
     }
 
     fn feed_at(&mut self, cx: &mut Cx, offset: u64, bytes: &[u8]) -> Step {
@@ -283,6 +384,7 @@ impl Refresh {
         if e.index.covered() != offset {
             // Not where the index stands (it cannot be, with one refresher
             // an entry): read again from there rather than feed it wrong.
+            self.windows.clear();
             return self.next_window(cx);
         }
         if e.index.feed(offset, bytes) == 0 {
@@ -296,9 +398,12 @@ impl Refresh {
                 e.stuck = true;
                 return self.done(cx, Ok(()));
             }
+            // A line longer than the window: read it again, twice as wide.
+            self.windows.clear();
             self.window *= 2;
+            return self.next_window(cx);
         }
-        self.next_window(cx)
+        self.fed(cx)
     }
 
     /// The refresh is over: unmark the entry and wake every waiter — or,
@@ -306,6 +411,7 @@ impl Refresh {
     /// look at the file again first.
     fn done(&mut self, cx: &mut Cx, result: Result<(), Error>) -> Step {
         self.unmark(cx);
+        self.windows.clear();
         if std::mem::take(&mut self.again) && result.is_ok() {
             return self.step(Event::Start, cx);
         }

@@ -91,6 +91,13 @@ impl Index {
         Index::with_simd(format, max_messages, Simd::detect())
     }
 
+    /// As `new`, with the classifier `scan_paths` names `path`; `None`
+    /// when this CPU does not run it (for benches that compare them).
+    pub fn with_scan_path(format: Format, max_messages: usize, path: &str) -> Option<Index> {
+        let simd = Simd::available().into_iter().find(|s| s.name() == path)?;
+        Some(Index::with_simd(format, max_messages, simd))
+    }
+
     pub(crate) fn with_simd(format: Format, max_messages: usize, simd: Simd) -> Index {
         let max_messages = max_messages.min(MAX_MESSAGES_LIMIT);
         let schema = match format {

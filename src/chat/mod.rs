@@ -90,6 +90,11 @@ pub fn scan_path() -> &'static str {
     scan::Simd::detect().name()
 }
 
+/// Every classifier this CPU runs, best first (`scan_path` is the first).
+pub fn scan_paths() -> Vec<&'static str> {
+    scan::Simd::available().into_iter().map(scan::Simd::name).collect()
+}
+
 /// Digits in a message id: every id has the same width, so a plain sort of
 /// the names is the order the messages were said in.
 pub const ID_DIGITS: usize = 8;

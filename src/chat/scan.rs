@@ -57,6 +57,27 @@ pub(crate) trait Classify {
     /// picked it).
     unsafe fn classify(block: &[u8; BLOCK]) -> Classes;
 
+    /// The classes every block needs — quotes, backslashes, newlines —
+    /// leaving `structural` and `simple` to `rest`, which a block wholly
+    /// inside one string with no escape (most of a transcript's) never
+    /// asks for. By default, all of `classify`.
+    ///
+    /// # Safety
+    /// As `classify`.
+    #[inline(always)]
+    unsafe fn basic(block: &[u8; BLOCK]) -> Classes {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { Self::classify(block) }
+    }
+
+    /// Fills in `structural` and `simple` after `basic`. By default
+    /// nothing: `basic` gave them.
+    ///
+    /// # Safety
+    /// As `classify`.
+    #[inline(always)]
+    unsafe fn rest(_block: &[u8; BLOCK], _c: &mut Classes) {}
+
     /// Bit i set when an odd number of bits at or below i are set.
     #[inline(always)]
     fn prefix_xor(x: u64) -> u64 {
@@ -117,6 +138,23 @@ impl Simd {
             Simd::Sse2 => "sse2",
             Simd::Scalar => "scalar",
         }
+    }
+
+    /// Every classifier this CPU runs, best first.
+    pub fn available() -> Vec<Simd> {
+        let mut all = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx512_detected() {
+                all.push(Simd::Avx512);
+            }
+            if avx2_detected() {
+                all.push(Simd::Avx2);
+            }
+            all.push(Simd::Sse2);
+        }
+        all.push(Simd::Scalar);
+        all
     }
 
     pub fn detect() -> Simd {
@@ -194,22 +232,22 @@ struct Carry {
 pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> bool {
     let mut k = Carry { escaped: 0, in_string: 0, saved: 0, low_half: usize::MAX, line_done: false };
     let mut base = 0;
+    let mut pad = [b' '; BLOCK];
     while base < bytes.len() {
         if let Some(ahead) = bytes.get(base + PREFETCH) {
             C::prefetch(ahead);
         }
         let rest = &bytes[base..];
-        let classes = match rest.first_chunk::<BLOCK>() {
-            // SAFETY: forwarded from this function's contract.
-            Some(block) => unsafe { C::classify(block) },
+        let block = match rest.first_chunk::<BLOCK>() {
+            Some(block) => block,
             None => {
-                let mut pad = [b' '; BLOCK];
                 pad[..rest.len()].copy_from_slice(rest);
-                // SAFETY: as above.
-                unsafe { C::classify(&pad) }
+                &pad
             }
         };
-        if !step::<C, V>(&classes, bytes, base, &mut k, v) {
+        // SAFETY: forwarded from this function's contract.
+        let mut classes = unsafe { C::basic(block) };
+        if !step::<C, V>(&mut classes, block, bytes, base, &mut k, v) {
             return false;
         }
         base += BLOCK;
@@ -221,7 +259,14 @@ pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> boo
 /// blocks of a transcript are inside a string and have no event and no
 /// `\u` escape: for them this is a few dozen bit operations.
 #[inline(always)]
-fn step<C: Classify, V: Visit>(c: &Classes, bytes: &[u8], base: usize, k: &mut Carry, v: &mut V) -> bool {
+fn step<C: Classify, V: Visit>(
+    c: &mut Classes,
+    block: &[u8; BLOCK],
+    bytes: &[u8],
+    base: usize,
+    k: &mut Carry,
+    v: &mut V,
+) -> bool {
     let escaped = escaped(c.backslash, &mut k.escaped);
     let quotes = c.quote & !escaped;
     let mut inside = C::prefix_xor(quotes) ^ k.in_string;
@@ -229,6 +274,13 @@ fn step<C: Classify, V: Visit>(c: &Classes, bytes: &[u8], base: usize, k: &mut C
         inside = restart_at_newlines(inside, c.newline);
     }
     k.in_string = 0u64.wrapping_sub(inside >> 63);
+    // Structural bytes count only outside strings, and the escape classes
+    // only where something is escaped: a block wholly inside a string
+    // with no escape needs neither.
+    if escaped != 0 || inside != !0 {
+        // SAFETY: forwarded from `scan`'s contract.
+        unsafe { C::rest(block, c) };
+    }
     let simple = escaped & c.simple;
     let mut events = (c.structural & !inside) | quotes | c.newline;
     let mut other = escaped & !c.simple;
@@ -536,16 +588,36 @@ mod x86 {
         unsafe fn classify(block: &[u8; BLOCK]) -> Classes {
             // SAFETY: the caller has checked AVX2 (the trait's contract).
             unsafe {
-                let lo = half_avx2(block.as_ptr());
-                let hi = half_avx2(block.as_ptr().add(32));
-                let join = |a: u32, b: u32| u64::from(a) | (u64::from(b) << 32);
+                let mut c = Self::basic(block);
+                Self::rest(block, &mut c);
+                c
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn basic(block: &[u8; BLOCK]) -> Classes {
+            // SAFETY: as `classify`.
+            unsafe {
+                let lo = basic_avx2(block.as_ptr());
+                let hi = basic_avx2(block.as_ptr().add(32));
                 Classes {
                     quote: join(lo[0], hi[0]),
                     backslash: join(lo[1], hi[1]),
                     newline: join(lo[2], hi[2]),
-                    structural: join(lo[3], hi[3]),
-                    simple: join(lo[4], hi[4]),
+                    structural: 0,
+                    simple: 0,
                 }
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn rest(block: &[u8; BLOCK], c: &mut Classes) {
+            // SAFETY: as `classify`.
+            unsafe {
+                let lo = rest_avx2(block.as_ptr());
+                let hi = rest_avx2(block.as_ptr().add(32));
+                c.structural = join(lo[0], hi[0]);
+                c.simple = join(lo[1], hi[1]);
             }
         }
 
@@ -581,13 +653,33 @@ mod x86 {
         }
     }
 
-    /// The five class masks of 32 bytes at `p`.
+    /// Two halves' masks as one block's.
+    #[inline(always)]
+    fn join(a: u32, b: u32) -> u64 {
+        u64::from(a) | (u64::from(b) << 32)
+    }
+
+    /// The quote, backslash and newline masks of 32 bytes at `p`.
     ///
     /// # Safety
     /// AVX2, and 32 readable bytes at `p`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn half_avx2(p: *const u8) -> [u32; 5] {
+    unsafe fn basic_avx2(p: *const u8) -> [u32; 3] {
+        // SAFETY: the caller guarantees 32 readable bytes; loadu has no
+        // alignment requirement.
+        let v = unsafe { _mm256_loadu_si256(p.cast()) };
+        let eq = |b: u8| _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8))) as u32;
+        [eq(b'"'), eq(b'\\'), eq(b'\n')]
+    }
+
+    /// The structural and simple-escape masks of 32 bytes at `p`.
+    ///
+    /// # Safety
+    /// AVX2, and 32 readable bytes at `p`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn rest_avx2(p: *const u8) -> [u32; 2] {
         // SAFETY: the caller guarantees 32 readable bytes; loadu has no
         // alignment requirement.
         let v = unsafe { _mm256_loadu_si256(p.cast()) };
@@ -600,12 +692,11 @@ mod x86 {
         let lo = _mm256_shuffle_epi8(table(&LOW), _mm256_and_si256(v, nib));
         let hi = _mm256_shuffle_epi8(table(&HIGH), _mm256_and_si256(_mm256_srli_epi16::<4>(v), nib));
         let class = _mm256_and_si256(lo, hi);
-        let eq = |b: u8| _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8))) as u32;
         let has = |bits: i8| {
             let none = _mm256_cmpeq_epi8(_mm256_and_si256(class, _mm256_set1_epi8(bits)), _mm256_setzero_si256());
             !(_mm256_movemask_epi8(none) as u32)
         };
-        [eq(b'"'), eq(b'\\'), eq(b'\n'), has(STRUCTURAL), has(SIMPLE)]
+        [has(STRUCTURAL), has(SIMPLE)]
     }
 
     /// Scans with AVX-512 BW: a block is one register, and a comparison
@@ -628,20 +719,34 @@ mod x86 {
             // contract); `block` is 64 readable bytes, and loadu has no
             // alignment requirement.
             unsafe {
+                let mut c = Self::basic(block);
+                Self::rest(block, &mut c);
+                c
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn basic(block: &[u8; BLOCK]) -> Classes {
+            // SAFETY: as `classify`.
+            unsafe {
+                let v = _mm512_loadu_si512(block.as_ptr().cast());
+                let eq = |b: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b as i8));
+                Classes { quote: eq(b'"'), backslash: eq(b'\\'), newline: eq(b'\n'), structural: 0, simple: 0 }
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn rest(block: &[u8; BLOCK], c: &mut Classes) {
+            // SAFETY: as `classify`.
+            unsafe {
                 let v = _mm512_loadu_si512(block.as_ptr().cast());
                 let table = |t: &[u8; 16]| _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()));
                 let nib = _mm512_set1_epi8(0x0f);
                 let lo = _mm512_shuffle_epi8(table(&LOW), _mm512_and_si512(v, nib));
                 let hi = _mm512_shuffle_epi8(table(&HIGH), _mm512_and_si512(_mm512_srli_epi16::<4>(v), nib));
                 let class = _mm512_and_si512(lo, hi);
-                let eq = |b: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b as i8));
-                Classes {
-                    quote: eq(b'"'),
-                    backslash: eq(b'\\'),
-                    newline: eq(b'\n'),
-                    structural: _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL)),
-                    simple: _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE)),
-                }
+                c.structural = _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL));
+                c.simple = _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE));
             }
         }
 

@@ -125,12 +125,17 @@ fn subdirs(facts: &Facts, h: Harness, dir: &[u8], needs: &mut Vec<Want>) -> Opti
 }
 
 /// Every session of harness `h`, unordered; `None` while facts are missing.
-pub(crate) fn candidates(h: Harness, facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Found>, Error>> {
+pub(crate) fn candidates(
+    h: Harness,
+    facts: &Facts,
+    parents: &Parents,
+    needs: &mut Vec<Want>,
+) -> Option<Result<Vec<Found>, Error>> {
     match h {
         Harness::Claude => two_levels(h, b"projects", facts, needs, claude_id),
         Harness::Omp | Harness::Pi => two_levels(h, b"agent/sessions", facts, needs, omp::session_id),
         Harness::Dsh => dsh_sessions(facts, needs),
-        Harness::Codex => codex_sessions(facts, needs).map(|r| r.map(parents_only)),
+        Harness::Codex => codex_sessions(facts, parents, needs).map(|r| r.map(parents_only)),
         Harness::Hermes => Some(Ok(Vec::new())),
     }
 }
@@ -159,12 +164,13 @@ pub(crate) fn candidates_from(
     h: Harness,
     from: usize,
     facts: &Facts,
+    parents: &Parents,
     needs: &mut Vec<Want>,
 ) -> Option<Result<Slice, Error>> {
     let (top, id_of): (&[u8], IdOf) = match h {
         Harness::Claude => (b"projects", claude_id),
         Harness::Omp | Harness::Pi => (b"agent/sessions", omp::session_id),
-        _ => return Some(candidates(h, facts, needs)?.map(|found| Slice { found, next: None })),
+        _ => return Some(candidates(h, facts, parents, needs)?.map(|found| Slice { found, next: None })),
     };
     let dirs = match subdirs(facts, h, top, needs)? {
         Ok(d) => d,
@@ -252,8 +258,48 @@ pub(crate) struct Rollout {
     pub parent: Option<Vec<u8>>,
 }
 
+/// Rollouts whose parent `Parents` remembers; past it, it starts afresh.
+pub(crate) const PARENTS_KEPT: usize = 1 << 16;
+
+/// What each codex rollout's first record says its parent is, learned once
+/// per file (its path and inode), so `codex_sessions` reads the head of a
+/// rollout it has not seen, not of every rollout each time: a home's
+/// `usage` of 200 sessions read 200 heads of 128 KiB for each (5 GB).
+/// A memo, not a fact: the first record of a rollout is written with the
+/// file and never changes; only a record that was read is remembered.
+#[derive(Default)]
+pub(crate) struct Parents {
+    known: std::cell::RefCell<std::collections::HashMap<Box<[u8]>, Learned>>,
+}
+
+/// A rollout's inode, and the parent its first record names.
+type Learned = (u64, Option<Vec<u8>>);
+
+impl Parents {
+    fn get(&self, rel: &[u8], ino: u64) -> Option<Option<Vec<u8>>> {
+        self.known.borrow().get(rel).filter(|(i, _)| *i == ino).map(|(_, p)| p.clone())
+    }
+
+    fn learn(&self, rel: &[u8], ino: u64, parent: Option<Vec<u8>>) {
+        let mut known = self.known.borrow_mut();
+        if known.len() >= PARENTS_KEPT {
+            known.clear();
+        }
+        known.insert(rel.into(), (ino, parent));
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.known.borrow().len()
+    }
+}
+
 /// Every codex rollout, with the parent its `session_meta` names.
-pub(crate) fn codex_sessions(facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Rollout>, Error>> {
+pub(crate) fn codex_sessions(
+    facts: &Facts,
+    parents: &Parents,
+    needs: &mut Vec<Want>,
+) -> Option<Result<Vec<Rollout>, Error>> {
     let h = Harness::Codex;
     let mut days = vec![b"sessions".to_vec()];
     for _ in 0..3 {
@@ -285,12 +331,23 @@ pub(crate) fn codex_sessions(facts: &Facts, needs: &mut Vec<Want>) -> Option<Res
         for n in listed.iter().filter(|n| is_file(n)) {
             let Some(id) = codex::rollout_id(&n.name) else { continue };
             let rel = join(day, &n.name);
+            if let Some(parent) = parents.get(&rel, n.ino) {
+                out.push(Rollout { found: Found { id: id.to_vec(), rel }, parent });
+                continue;
+            }
             let Some(first) = facts.bytes_upto(Root::Harness(h), &rel, HEAD_BYTES_MAX, needs) else {
                 waiting = true;
                 continue;
             };
-            let record = &first[..memchr::memchr(b'\n', first).unwrap_or(first.len())];
-            out.push(Rollout { found: Found { id: id.to_vec(), rel }, parent: codex_parent(record) });
+            let Some(end) = memchr::memchr(b'\n', first) else {
+                // Unreadable, or its first record not whole yet: as it is
+                // now, and looked at again next time.
+                out.push(Rollout { found: Found { id: id.to_vec(), rel }, parent: codex_parent(first) });
+                continue;
+            };
+            let parent = codex_parent(&first[..end]);
+            parents.learn(&rel, n.ino, parent.clone());
+            out.push(Rollout { found: Found { id: id.to_vec(), rel }, parent });
         }
     }
     (!waiting).then_some(Ok(out))
@@ -316,11 +373,16 @@ fn parents_only(all: Vec<Rollout>) -> Vec<Found> {
 
 /// The subagents of a session, sorted by name; `None` while facts are
 /// missing.
-pub(crate) fn subagents(key: &SessionKey, facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Sub>, Error>> {
+pub(crate) fn subagents(
+    key: &SessionKey,
+    facts: &Facts,
+    parents: &Parents,
+    needs: &mut Vec<Want>,
+) -> Option<Result<Vec<Sub>, Error>> {
     let main = &key.transcript;
     let mut out = match key.harness {
         Harness::Claude => claude_subagents(main, &key.id, facts, needs)?,
-        Harness::Codex => match codex_sessions(facts, needs)? {
+        Harness::Codex => match codex_sessions(facts, parents, needs)? {
             Err(e) => Err(e),
             Ok(all) => Ok(all
                 .into_iter()
@@ -542,6 +604,7 @@ pub(crate) fn resume_line(h: Harness, id: &[u8], transcript: &[u8]) -> Option<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::Fact;
 
     #[test]
     fn resume_lines_are_the_moves_argv_quoted_for_a_shell() {
@@ -559,6 +622,56 @@ mod tests {
         assert_eq!(claude_id(b"agent-2c0c8cc1.jsonl"), None);
         assert_eq!(claude_id(b"a b.jsonl"), None);
         assert_eq!(claude_id(b"notes.md"), None);
+    }
+
+    /// A codex home of one day holding `rollouts` (name, inode), every
+    /// directory listed; the heads are left for the test to give.
+    fn codex_day(rollouts: &[(&str, u64)]) -> Facts {
+        let mut f = Facts::default();
+        let h = Root::Harness(Harness::Codex);
+        let dir = |name: &str, ino| Name { name: name.as_bytes().to_vec(), ino, d_type: libc::DT_DIR };
+        let list = |rel: &str| Want::List { root: h, rel: rel.as_bytes().to_vec() };
+        f.insert(list("sessions"), Ok(Fact::Names(vec![dir("2026", 1)])));
+        f.insert(list("sessions/2026"), Ok(Fact::Names(vec![dir("03", 2)])));
+        f.insert(list("sessions/2026/03"), Ok(Fact::Names(vec![dir("02", 3)])));
+        let files = rollouts
+            .iter()
+            .map(|(n, ino)| Name { name: n.as_bytes().to_vec(), ino: *ino, d_type: libc::DT_REG })
+            .collect();
+        f.insert(list("sessions/2026/03/02"), Ok(Fact::Names(files)));
+        f
+    }
+
+    #[test]
+    fn a_rollouts_parent_is_read_once_per_file_and_again_for_a_new_inode() {
+        const CHILD: &str = "rollout-2026-03-02T08-00-00-019cad1a-0000-7000-8000-000000000002.jsonl";
+        let child_head = br#"{"type":"session_meta","payload":{"id":"c","source":{"subagent":{"thread_spawn":{"parent_thread_id":"019cad1a-0000-7000-8000-000000000001"}}}}}
+"#;
+        let head = Want::Bytes {
+            root: Root::Harness(Harness::Codex),
+            rel: format!("sessions/2026/03/02/{CHILD}").into_bytes(),
+            max: HEAD_BYTES_MAX.min(crate::facts::SLURP_BYTES_MAX),
+        };
+        let parents = Parents::default();
+        let mut facts = codex_day(&[(CHILD, 7)]);
+        let mut needs = Vec::new();
+        assert!(codex_sessions(&facts, &parents, &mut needs).is_none(), "the head is not known yet");
+        assert_eq!(needs, std::slice::from_ref(&head));
+        facts.insert(head.clone(), Ok(Fact::Bytes(child_head.to_vec())));
+        let got = codex_sessions(&facts, &parents, &mut Vec::new()).unwrap().unwrap();
+        assert_eq!(got[0].parent.as_deref(), Some(&b"019cad1a-0000-7000-8000-000000000001"[..]));
+        assert_eq!(parents.len(), 1);
+
+        // Another derivation's facts, without the head: the memo answers.
+        let mut needs = Vec::new();
+        let got = codex_sessions(&codex_day(&[(CHILD, 7)]), &parents, &mut needs).unwrap().unwrap();
+        assert!(needs.is_empty(), "a rollout seen before is not read again: {needs:?}");
+        assert_eq!(got[0].parent.as_deref(), Some(&b"019cad1a-0000-7000-8000-000000000001"[..]));
+
+        // The same name on another inode is another file: read again.
+        let mut needs = Vec::new();
+        assert!(codex_sessions(&codex_day(&[(CHILD, 8)]), &parents, &mut needs).is_none());
+        assert_eq!(needs, [head]);
     }
 
     #[test]

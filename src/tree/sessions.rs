@@ -116,6 +116,8 @@ pub(crate) struct SessionTable {
     hints: [Hints; Harness::COUNT],
     /// Each harness's last listing's number (`begin_hints`).
     listings: [u32; Harness::COUNT],
+    /// Codex rollouts' parents, learned once a file (`sessions::Parents`).
+    parents: Rc<crate::sessions::Parents>,
 }
 
 impl SessionTable {
@@ -187,6 +189,11 @@ impl SessionTable {
         if hints.capacity() > 2 * hints.len() + 64 {
             hints.shrink_to_fit();
         }
+    }
+
+    /// The codex rollouts' parents the derivations learn and consult.
+    pub(crate) fn parents(&self) -> Rc<crate::sessions::Parents> {
+        self.parents.clone()
     }
 
     /// The session the last listing of `h` named `id`, if it did.

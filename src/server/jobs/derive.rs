@@ -113,7 +113,9 @@ impl Derive {
                     _ => None,
                 };
                 let chats = match &usage {
-                    Some(key) => Some(super::session::usage_chats(key, facts, needs)?),
+                    Some(key) => {
+                        Some(super::session::usage_chats(key, facts, &cx.tree.session_table().parents(), needs)?)
+                    }
                     None => None,
                 };
                 let Some(fields) = fields? else { return Some(Err(Error::NotFound)) };

@@ -55,7 +55,8 @@ pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Wa
                     }
                 }
             }
-            let Ok(found) = sessions::candidates(h, facts, needs)? else { return Some(None) };
+            let parents = cx.tree.session_table().parents();
+            let Ok(found) = sessions::candidates(h, facts, &parents, needs)? else { return Some(None) };
             let keys = remember(cx, h, found);
             Some(keys.into_iter().find(|k| &k.id[..] == name).map(|k| dir(k, cx)))
         }
@@ -71,7 +72,8 @@ pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Wa
             }))
         }
         Step::Sub(key, name) => {
-            let Ok(subs) = sessions::subagents(key, facts, needs)? else { return Some(None) };
+            let parents = cx.tree.session_table().parents();
+            let Ok(subs) = sessions::subagents(key, facts, &parents, needs)? else { return Some(None) };
             let sub = subs.into_iter().find(|s| &s.name[..] == name)?;
             Some(Some(dir(Rc::new(sub_key(key, sub)), cx)))
         }
@@ -111,11 +113,12 @@ pub(crate) fn usage_attr(cx: &Cx, text: &[u8]) -> Attr {
 pub(crate) fn usage_chats(
     key: &Rc<SessionKey>,
     facts: &Facts,
+    parents: &sessions::Parents,
     needs: &mut Vec<Want>,
 ) -> Option<Result<Vec<ChatOf>, Error>> {
     let mut chats = vec![ChatOf::Session(key.clone())];
     if key.sub.is_none() {
-        match sessions::subagents(key, facts, needs)? {
+        match sessions::subagents(key, facts, parents, needs)? {
             Ok(subs) => chats.extend(subs.into_iter().map(|s| ChatOf::Session(Rc::new(sub_key(key, s))))),
             Err(e) => return Some(Err(e)),
         }
@@ -291,10 +294,12 @@ impl Session {
                     return Some(self.answer_list(cx, Vec::new()));
                 }
                 // A slice of its directories a turn (`DIRS_PER_SLICE`).
-                let sessions::Slice { found, next } = match sessions::candidates_from(h, self.next_dir, facts, needs)? {
-                    Ok(got) => got,
-                    Err(e) => return Some(fail(e)),
-                };
+                let parents = cx.tree.session_table().parents();
+                let sessions::Slice { found, next } =
+                    match sessions::candidates_from(h, self.next_dir, facts, &parents, needs)? {
+                        Ok(got) => got,
+                        Err(e) => return Some(fail(e)),
+                    };
                 self.collected.extend(found);
                 if self.collected.len() > cx.cfg.max_dir_entries {
                     return Some(fail(Error::DirTooLarge));
@@ -329,7 +334,7 @@ impl Session {
                     ))));
                 }
                 let chats = if sessions::chat_format(&key).is_some() {
-                    match usage_chats(&key, facts, needs)? {
+                    match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
                         Ok(chats) => Some(chats),
                         Err(e) => return Some(fail(e)),
                     }
@@ -347,7 +352,7 @@ impl Session {
                 }
             }
             SPart::Usage => {
-                let chats = match usage_chats(&key, facts, needs)? {
+                let chats = match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
                     Ok(chats) => chats,
                     Err(e) => return Some(fail(e)),
                 };
@@ -355,7 +360,7 @@ impl Session {
                 self.summed(cx)
             }
             SPart::Agents => {
-                let subs = match sessions::subagents(&key, facts, needs)? {
+                let subs = match sessions::subagents(&key, facts, &cx.tree.session_table().parents(), needs)? {
                     Ok(s) => s,
                     Err(e) => return Some(fail(e)),
                 };

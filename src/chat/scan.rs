@@ -208,6 +208,22 @@ pub(crate) fn avx512_detected() -> bool {
     has!("avx512f") && has!("avx512bw") && avx2_detected()
 }
 
+/// All five classes of a block, for a classifier that splits them
+/// (`Classify::basic` then `Classify::rest`).
+///
+/// # Safety
+/// As `Classify::classify`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn basic_and_rest<C: Classify>(block: &[u8; BLOCK]) -> Classes {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        let mut c = C::basic(block);
+        C::rest(block, &mut c);
+        c
+    }
+}
+
 /// What a block hands the next one.
 struct Carry {
     /// The first byte of the next block is escaped (0 or 1).
@@ -587,11 +603,7 @@ mod x86 {
         #[inline(always)]
         unsafe fn classify(block: &[u8; BLOCK]) -> Classes {
             // SAFETY: the caller has checked AVX2 (the trait's contract).
-            unsafe {
-                let mut c = Self::basic(block);
-                Self::rest(block, &mut c);
-                c
-            }
+            unsafe { super::basic_and_rest::<Self>(block) }
         }
 
         #[inline(always)]
@@ -718,11 +730,7 @@ mod x86 {
             // SAFETY: the caller has checked AVX-512 BW (the trait's
             // contract); `block` is 64 readable bytes, and loadu has no
             // alignment requirement.
-            unsafe {
-                let mut c = Self::basic(block);
-                Self::rest(block, &mut c);
-                c
-            }
+            unsafe { super::basic_and_rest::<Self>(block) }
         }
 
         #[inline(always)]

@@ -162,6 +162,46 @@ fn a_live_daemon_at_its_connection_cap_still_holds_its_name() {
 }
 
 #[test]
+fn a_socket_that_hung_up_and_then_is_slow_to_hang_up_again_is_live() {
+    // A live daemon at its cap on a loaded machine: it accepted and closed
+    // the probe's first connections, then had not closed the last one by
+    // the probe's deadline. That is a live server's name, not a dead one's.
+    let scratch = Scratch::new();
+    let dir = scratch.runtime.join("9p");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let path = scratch.post_path("agents");
+    let slow = UnixListener::bind(&path).unwrap();
+    slow.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let holder = {
+        let stop = stop.clone();
+        // Closes the first three connections at once, holds the rest.
+        std::thread::spawn(move || {
+            let (mut closed, mut held) = (0, Vec::new());
+            while !stop.load(Ordering::Relaxed) {
+                match slow.accept() {
+                    Ok((s, _)) if closed < 3 => {
+                        drop(s);
+                        closed += 1;
+                    }
+                    Ok((s, _)) => held.push(s),
+                    Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                }
+            }
+            (closed, held.len())
+        })
+    };
+    let mut d = Daemon::spawn(&scratch, &[]);
+    let status = d.wait_exit(EXIT_DEADLINE);
+    stop.store(true, Ordering::Relaxed);
+    let (closed, held) = holder.join().unwrap();
+    assert_eq!((closed, held), (3, 1), "the probe's connections: closed, then held");
+    assert!(!status.success(), "the daemon took a live server's name");
+    assert!(d.stderr().contains("name taken"), "stderr:\n{}", d.stderr());
+}
+
+#[test]
 fn a_live_daemons_name_makes_a_second_exit_non_zero() {
     let scratch = Scratch::new();
     let _first = Daemon::posted(&scratch, &[]);

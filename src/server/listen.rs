@@ -13,7 +13,10 @@
 //! reply is asked again until the deadline, since it is either that dying
 //! socket (which soon refuses) or a live daemon at `--max-conns`, which
 //! accepts and closes every connection past its cap: one that keeps
-//! hanging up is live, and holds its name. This runs once, at start-up,
+//! hanging up is live, and holds its name — as is one that hung up and
+//! then had not closed the last connection by the deadline (a capped
+//! daemon on a loaded machine): a dead daemon's socket refuses, it does
+//! not go silent after a hang-up. This runs once, at start-up,
 //! before the loop, so its socket blocks (with timeouts).
 //!
 //! On the way out the name is unlinked only if the socket there is still
@@ -146,6 +149,7 @@ enum Probe {
 /// Ask the socket at `path` for an Rversion until `PROBE_DEADLINE`.
 fn probe(path: &Path) -> io::Result<Probe> {
     let deadline = Instant::now() + PROBE_DEADLINE;
+    let mut hung_up = false;
     loop {
         let mut stream = match UnixStream::connect(path) {
             Ok(s) => s,
@@ -155,9 +159,16 @@ fn probe(path: &Path) -> io::Result<Probe> {
         };
         match ask_version(&mut stream, deadline) {
             Asked::Answered => return Ok(Probe::Answers),
+            // A server that accepted and hung up before is alive: a slow
+            // one (a loaded machine) may not have closed the last
+            // connection by the deadline. A dead daemon's socket refuses.
+            Asked::Silent if hung_up => return Ok(Probe::HangsUp),
             Asked::Silent => return Ok(Probe::Stale("no 9P reply before the deadline")),
             Asked::HungUp if Instant::now() + PROBE_RETRY >= deadline => return Ok(Probe::HangsUp),
-            Asked::HungUp => std::thread::sleep(PROBE_RETRY),
+            Asked::HungUp => {
+                hung_up = true;
+                std::thread::sleep(PROBE_RETRY);
+            }
         }
     }
 }

@@ -131,16 +131,7 @@ pub struct Ring<T> {
 
 impl<T> Ring<T> {
     pub fn new(entries: u32) -> io::Result<Self> {
-        // Completions are handed to the loop when it next enters the
-        // kernel, not by interrupting it (COOP_TASKRUN, Linux 5.19): an
-        // indexing window is not cut into by a reschedule IPI for each
-        // client's receive. Only the loop's thread submits (SINGLE_ISSUER,
-        // 6.0). An older kernel gets the plain ring.
-        let uring = IoUring::builder()
-            .setup_coop_taskrun()
-            .setup_single_issuer()
-            .build(entries)
-            .or_else(|_| IoUring::new(entries))?;
+        let uring = IoUring::new(entries)?;
         Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 

@@ -10,6 +10,8 @@ mod props;
 mod reads;
 mod real;
 mod seed;
+// Profiling probes, not checks: see speed.rs.
+#[cfg(feature = "speed-probes")]
 mod speed;
 mod usage;
 

@@ -1,7 +1,11 @@
 //! A quick measure of indexing speed on a synthetic codex rollout, against
-//! the seed's memchr2 quote-to-quote walk. Ignored by default; the real
-//! benchmark lives in bench/. Run with
-//! `cargo test --release --lib chat::tests::speed -- --ignored --nocapture`
+//! the seed's memchr2 quote-to-quote walk, and where the events fall: probes
+//! of crate-internal parts (the classifiers, the walker) for profiling, not
+//! checks. They build a 228 MB input and mean something only in release, so
+//! they are compiled only with the `speed-probes` feature (scripts/test
+//! checks that they still build); the benchmark with targets is
+//! bench/index.rs. Run with
+//! `cargo test --release --features speed-probes --lib chat::tests::speed -- --nocapture`
 //! (`CHAT_SPEED_MB` sets the size, 228 by default; `CHAT_SPEED_FILE` reads
 //! a rollout instead; `CHAT_SPEED_SIMD=Avx2` measures one classifier).
 
@@ -136,7 +140,6 @@ fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 #[test]
-#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn index_speed_on_a_synthetic_rollout() {
     let mb: usize = std::env::var("CHAT_SPEED_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(228);
     let file = match std::env::var("CHAT_SPEED_FILE") {
@@ -184,7 +187,6 @@ fn index_speed_on_a_synthetic_rollout() {
 }
 
 #[test]
-#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn scan_speed_on_a_hot_window() {
     struct Nothing(usize);
     impl crate::chat::scan::Visit for Nothing {
@@ -217,7 +219,6 @@ fn scan_speed_on_a_hot_window() {
 }
 
 #[test]
-#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn feed_speed_on_a_hot_window() {
     let file = match std::env::var("CHAT_SPEED_FILE") {
         Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable")[..1 << 20].to_vec(),
@@ -238,7 +239,6 @@ fn feed_speed_on_a_hot_window() {
 }
 
 #[test]
-#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn where_the_events_are() {
     struct Count {
         quotes: usize,
@@ -281,7 +281,6 @@ fn where_the_events_are() {
 }
 
 #[test]
-#[ignore = "a measurement that prints speeds, not a check: it builds a 228 MB input and means something only in release (cargo test --release --lib chat::tests::speed -- --ignored --nocapture); the asserted benchmark is bench/index.rs"]
 fn walker_event_counts() {
     let file = match std::env::var("CHAT_SPEED_FILE") {
         Ok(path) => std::fs::read(path).expect("CHAT_SPEED_FILE readable"),

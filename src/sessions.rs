@@ -119,6 +119,26 @@ fn is_file(n: &Name) -> bool {
     usable(n) && matches!(n.d_type, libc::DT_REG | libc::DT_UNKNOWN)
 }
 
+/// Each of `dirs`' names, in order, loudly: `None` while any is missing
+/// (all of the missing are asked for at once), the first error otherwise.
+fn names_of_each<'f>(
+    facts: &'f Facts,
+    h: Harness,
+    dirs: &[Vec<u8>],
+    needs: &mut Vec<Want>,
+) -> Option<Result<Vec<&'f [Name]>, Error>> {
+    let mut all = Vec::with_capacity(dirs.len());
+    let mut waiting = false;
+    for dir in dirs {
+        match names(facts, h, dir, needs) {
+            None => waiting = true,
+            Some(Err(e)) => return Some(Err(e)),
+            Some(Ok(l)) => all.push(l),
+        }
+    }
+    (!waiting).then_some(Ok(all))
+}
+
 /// The names of the directories under `dir`, loudly.
 fn subdirs(facts: &Facts, h: Harness, dir: &[u8], needs: &mut Vec<Want>) -> Option<Result<Vec<Vec<u8>>, Error>> {
     Some(names(facts, h, dir, needs)?.map(|ns| ns.iter().filter(|n| is_dir(n)).map(|n| join(dir, &n.name)).collect()))
@@ -215,24 +235,19 @@ fn in_dirs(
     needs: &mut Vec<Want>,
     id_of: impl Fn(&[u8]) -> Option<&[u8]>,
 ) -> Option<Result<Vec<Found>, Error>> {
+    let all = match names_of_each(facts, h, dirs, needs)? {
+        Ok(all) => all,
+        Err(e) => return Some(Err(e)),
+    };
     let mut out = Vec::new();
-    let mut waiting = false;
-    for dir in dirs {
-        let listed = match names(facts, h, dir, needs) {
-            None => {
-                waiting = true;
-                continue;
-            }
-            Some(Err(e)) => return Some(Err(e)),
-            Some(Ok(l)) => l,
-        };
+    for (dir, listed) in dirs.iter().zip(all) {
         for n in listed.iter().filter(|n| is_file(n)) {
             if let Some(id) = id_of(&n.name) {
                 out.push(Found { id: id.to_vec(), rel: join(dir, &n.name) });
             }
         }
     }
-    (!waiting).then_some(Ok(out))
+    Some(Ok(out))
 }
 
 fn dsh_sessions(facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Found>, Error>> {
@@ -303,18 +318,15 @@ pub(crate) fn codex_sessions(
     let h = Harness::Codex;
     let mut days = vec![b"sessions".to_vec()];
     for _ in 0..3 {
-        let mut next = Vec::new();
-        let mut waiting = false;
-        for d in &days {
-            match subdirs(facts, h, d, needs) {
-                None => waiting = true,
-                Some(Err(e)) => return Some(Err(e)),
-                Some(Ok(s)) => next.extend(s),
-            }
-        }
-        if waiting {
-            return None;
-        }
+        let all = match names_of_each(facts, h, &days, needs)? {
+            Ok(all) => all,
+            Err(e) => return Some(Err(e)),
+        };
+        let next = days
+            .iter()
+            .zip(all)
+            .flat_map(|(d, listed)| listed.iter().filter(|n| is_dir(n)).map(move |n| join(d, &n.name)))
+            .collect();
         days = next;
     }
     let mut out = Vec::new();
@@ -445,17 +457,12 @@ fn tree_subagents(h: Harness, dir: &[u8], facts: &Facts, needs: &mut Vec<Want>) 
     let mut level = vec![dir.to_vec()];
     let mut out = Vec::new();
     for _ in 0..SUB_DEPTH_MAX {
+        let all = match names_of_each(facts, h, &level, needs)? {
+            Ok(all) => all,
+            Err(e) => return Some(Err(e)),
+        };
         let mut next = Vec::new();
-        let mut waiting = false;
-        for d in &level {
-            let listed = match names(facts, h, d, needs) {
-                None => {
-                    waiting = true;
-                    continue;
-                }
-                Some(Err(e)) => return Some(Err(e)),
-                Some(Ok(l)) => l,
-            };
+        for (d, listed) in level.iter().zip(all) {
             for n in listed {
                 let rel = join(d, &n.name);
                 if is_dir(n) {
@@ -468,9 +475,6 @@ fn tree_subagents(h: Harness, dir: &[u8], facts: &Facts, needs: &mut Vec<Want>) 
                     }
                 }
             }
-        }
-        if waiting {
-            return None;
         }
         level = next;
     }

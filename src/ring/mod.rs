@@ -131,7 +131,20 @@ pub struct Ring<T> {
 
 impl<T> Ring<T> {
     pub fn new(entries: u32) -> io::Result<Self> {
-        let uring = IoUring::new(entries)?;
+        // Completions' task work runs when the loop enters the kernel for
+        // events, never by interrupting it (DEFER_TASKRUN, Linux 6.1, which
+        // needs SINGLE_ISSUER: only the loop's thread submits). Without it
+        // every client's send and receive that completed cut into whatever
+        // the loop was doing with a reschedule IPI: a third of the loop's
+        // time while it indexed beside a client's stats (bench/README,
+        // "Deferred task work"). TASKRUN_FLAG tells the loop when such work
+        // waits. An older kernel gets the plain ring.
+        let uring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_taskrun_flag()
+            .build(entries)
+            .or_else(|_| IoUring::new(entries))?;
         Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 

@@ -94,6 +94,9 @@ struct Run {
     index: Duration,
     /// The daemon's minor page faults while it indexed.
     faults: Option<u64>,
+    /// The loop thread's time on a CPU, and runnable without one, while it
+    /// indexed.
+    sched: Option<harness::Sched>,
     stats: Vec<Duration>,
     first_read: Duration,
     first_len: usize,
@@ -150,12 +153,13 @@ fn run(opts: &Opts) -> Result<bool, String> {
     for i in 0..opts.runs {
         let r = one_run(&bin, &world, &msg)?;
         println!(
-            "  run {}: first read indexed {:.1} MB in {:.1} ms ({:.2} GB/s, {} daemon page faults), then read {} bytes in {:.2} ms; stat /pid during it: {}",
+            "  run {}: first read indexed {:.1} MB in {:.1} ms ({:.2} GB/s, {} daemon page faults, {}), then read {} bytes in {:.2} ms; stat /pid during it: {}",
             i + 1,
             len as f64 / 1e6,
             ms(r.index),
             len as f64 / r.index.as_secs_f64() / 1e9,
             r.faults.map_or("?".to_string(), |f| f.to_string()),
+            r.sched.map_or("loop ? ms".to_string(), |s| format!("loop on a CPU {:.1} ms, waiting for one {:.1} ms", ms(s.ran), ms(s.waited))),
             r.first_len,
             ms(r.first_read),
             quantiles(&r.stats)
@@ -177,6 +181,17 @@ fn run(opts: &Opts) -> Result<bool, String> {
         runs.len(),
         quantiles(&all)
     );
+    let mut ran: Vec<Duration> = runs.iter().filter_map(|r| r.sched.map(|s| s.ran)).collect();
+    let mut waited: Vec<Duration> = runs.iter().filter_map(|r| r.sched.map(|s| s.waited)).collect();
+    ran.sort();
+    waited.sort();
+    if !ran.is_empty() {
+        println!(
+            "chat_latency: the loop thread during the index, median: on a CPU {:.1} ms, runnable waiting for a CPU {:.1} ms",
+            ms(ran[ran.len() / 2]),
+            ms(waited[waited.len() / 2])
+        );
+    }
     let met = p99 <= TARGET_P99 && !all.is_empty();
     println!(
         "chat_latency: target p99 <= {} ms: {} (p99 {:.3} ms over {} stats; idle p99 {:.3} ms)",
@@ -199,6 +214,7 @@ fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
     }
     let mut reader = Session::open(&d.sock).map_err(|e| format!("connect: {e}"))?;
     let faults_before = harness::Cpu::of(d.pid).map(|c| c.minflt);
+    let sched_before = harness::Sched::of(d.pid);
     let names: Vec<&[u8]> = msg.iter().map(|s| s.as_bytes()).collect();
     let done = Arc::new(AtomicBool::new(false));
     let (started, handle) = {
@@ -246,11 +262,12 @@ fn one_run(bin: &Path, world: &World, msg: &[String]) -> Result<Run, String> {
     }
     let (answered, first_read, first_len) = handle.join().map_err(|_| "the reader panicked".to_string())??;
     let faults = faults_before.zip(harness::Cpu::of(d.pid).map(|c| c.minflt)).map(|(a, b)| b.saturating_sub(a));
+    let sched = sched_before.zip(harness::Sched::of(d.pid)).map(|(a, b)| a.since(b));
     // Only the stats that ran wholly inside the indexing window.
     let inside: Vec<Duration> =
         lat.iter().zip(&ends).filter(|(l, e)| **e - **l >= started && **e <= answered).map(|(l, _)| *l).collect();
     d.stop().map_err(|e| e.to_string())?;
-    Ok(Run { index: answered - started, faults, stats: sorted(&inside), first_read, first_len })
+    Ok(Run { index: answered - started, faults, sched, stats: sorted(&inside), first_read, first_len })
 }
 
 /// Poll (listing /active/codex) until the scan has found the agent.

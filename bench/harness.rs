@@ -322,6 +322,30 @@ impl Cpu {
     }
 }
 
+/// The scheduler's account of a process's main thread (the daemon's loop)
+/// so far, from /proc/<pid>/task/<pid>/schedstat: time on a CPU, and time
+/// runnable but waiting for one. Nanoseconds, unlike `Cpu`'s clock ticks,
+/// so a 100 ms index is measured, not rounded to ticks.
+#[derive(Clone, Copy)]
+pub struct Sched {
+    pub ran: Duration,
+    pub waited: Duration,
+}
+
+impl Sched {
+    pub fn of(pid: u32) -> Option<Sched> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat")).ok()?;
+        let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+        let (ran, waited) = (f.next()??, f.next()??);
+        Some(Sched { ran: Duration::from_nanos(ran), waited: Duration::from_nanos(waited) })
+    }
+
+    /// What happened between `self` and `later`.
+    pub fn since(self, later: Sched) -> Sched {
+        Sched { ran: later.ran.saturating_sub(self.ran), waited: later.waited.saturating_sub(self.waited) }
+    }
+}
+
 /// A `Name:   1234 kB` line of a /proc status-like file.
 pub fn kib_field(text: &str, name: &str) -> io::Result<u64> {
     text.lines()

@@ -15,6 +15,7 @@ pub(crate) mod exclude;
 pub(crate) mod facts;
 pub mod harness;
 pub(crate) mod json;
+pub(crate) mod mapped;
 pub(crate) mod meta;
 pub(crate) mod moves;
 pub mod post;

@@ -290,8 +290,9 @@ fn a_chat_whose_transcript_is_gone_is_no_longer_served() {
     assert!(!resolves(&mut c, &format!("{}/00000000-user", dir())), "a message of a removed transcript still resolves");
 }
 
-/// Records longer than the daemon's 1 MiB window: the window grows to
-/// hold one, whole or still being written.
+/// Records longer than what the daemon feeds a turn (256 KiB) and than
+/// the window it maps (4 MiB): each grows to hold one, whole or still
+/// being written.
 #[test]
 fn a_record_longer_than_the_indexing_window_is_indexed_whole() {
     let long = |n: usize, tag: &str| {
@@ -337,6 +338,13 @@ fn a_record_longer_than_the_indexing_window_is_indexed_whole() {
     let got = chat_text(&mut c, &dir());
     assert_eq!(names_of(&got)[4..], ["00000004-assistant", "00000005-user"]);
     assert!(got[4].1 == long(5 << 19, "half"), "the 2.5 MB reply reads as its text (which ends in a newline already)");
+
+    // A 9 MB record: more than two mapped windows wide.
+    let nine = long(9 << 20, "nine");
+    append(&path, &lines(&[claude_assistant(&nine, 6), claude_user("after nine", 7)]));
+    let got = chat_text(&mut c, &dir());
+    assert_eq!(names_of(&got)[6..], ["00000006-assistant", "00000007-user"]);
+    assert!(got[6].1 == nine, "the 9 MB reply reads as its text");
 }
 
 /// A connection at a 1 MiB msize, so a long message is a few reads.

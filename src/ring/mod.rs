@@ -43,6 +43,8 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use io_uring::{opcode, squeue, types, IoUring};
 use slab::Slab;
 
+use crate::mapped::Mapped;
+
 /// Submission queue entries. The loop submits at most a few entries per
 /// completion it handles, and a full queue is submitted and refilled
 /// (`push`), so this bounds a batch, not what can be in flight.
@@ -70,6 +72,10 @@ pub enum Sub {
     /// pread of `len` bytes at `offset` into `buf` after its current
     /// length; `fd` stays owned by the operation when given.
     Read { fd: RawFd, owned: Option<OwnedFd>, buf: Vec<u8>, len: u32, offset: u64 },
+    /// Bring a mapping's pages in (madvise `MADV_POPULATE_READ`, always
+    /// on a kernel worker): a disk read, if any, is the worker's, never
+    /// the loop's. The mapping comes back in the completion.
+    Populate { map: Mapped },
     /// close, owning the fd: it is gone for everyone at once.
     Close { fd: OwnedFd },
     /// A relative timeout.
@@ -97,6 +103,7 @@ pub struct Completion<T> {
     pub buf: Vec<u8>,
     pub fd: Option<OwnedFd>,
     pub statx: Option<Box<libc::statx>>,
+    pub map: Option<Mapped>,
 }
 
 /// An operation in flight: the requester's token and everything the
@@ -110,6 +117,7 @@ struct Op<T> {
     how: Option<Box<types::OpenHow>>,
     timespec: Option<Box<types::Timespec>>,
     sockaddr: Option<Box<libc::sockaddr_un>>,
+    map: Option<Mapped>,
     /// For a read: the length `buf` had when the read was asked, so the
     /// completion can cover exactly the bytes the kernel wrote.
     read_at: Option<usize>,
@@ -174,6 +182,7 @@ impl<T> Ring<T> {
             how: None,
             timespec: None,
             sockaddr: None,
+            map: None,
             read_at: None,
             makes_fd: false,
         };
@@ -374,7 +383,7 @@ fn finish<T>(ops: &mut Slab<Op<T>>, key: u64, result: i32) -> Option<Completion<
         true => Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) }),
         false => op.fd,
     };
-    Some(Completion { token: op.token, result, buf, fd, statx: op.statx })
+    Some(Completion { token: op.token, result, buf, fd, statx: op.statx, map: op.map })
 }
 
 /// Fill `op` with what the kernel will touch and build its entry.
@@ -436,6 +445,11 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             } else {
                 entry
             }
+        }
+        Sub::Populate { map } => {
+            let (addr, len) = map.pages();
+            op.map = Some(map);
+            opcode::Madvise::new(addr.cast(), len as libc::off_t, libc::MADV_POPULATE_READ).build()
         }
         Sub::Close { fd } => {
             let raw = fd.as_raw_fd();

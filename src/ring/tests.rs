@@ -142,3 +142,39 @@ fn with_nothing_to_take_making_room_waits_for_one_completion_instead_of_spinning
     ring.drain(&mut done);
     assert_eq!((done.len(), done[0].token, done[0].result), (1, 5, -libc::ETIME));
 }
+
+/// This thread's minor page faults so far (`/proc/thread-self/stat`).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let after_name = stat.rsplit(')').next().unwrap();
+    after_name.split_whitespace().nth(7).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_populate_brings_a_mappings_pages_in_so_reading_it_takes_no_faults() {
+    const PAGES: usize = 256;
+    let dir = std::env::temp_dir().join(format!("9agents-ring-populate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("file");
+    std::fs::write(&path, vec![b'x'; PAGES * 4096]).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let map = Mapped::new(file.as_raw_fd(), 0, PAGES * 4096).unwrap();
+    let mut ring: Ring<u32> = Ring::new(8).unwrap();
+    ring.submit(1, Sub::Populate { map });
+    let mut done = Vec::new();
+    let deadline = Instant::now() + DEADLINE;
+    while done.is_empty() {
+        assert!(Instant::now() < deadline, "the populate never came back");
+        ring.wait(&mut done).unwrap();
+    }
+    let c = done.pop().unwrap();
+    assert_eq!(c.result, 0, "populate: {}", io::Error::from_raw_os_error(-c.result));
+    let map = c.map.expect("the mapping comes back");
+    let before = minor_faults();
+    let xs = map.read(|b| b.iter().filter(|&&c| c == b'x').count()).unwrap();
+    let faults = minor_faults() - before;
+    assert_eq!(xs, PAGES * 4096);
+    // Without the populate each 16-page fault-around would fault: 16 here.
+    assert!(faults < 4, "{faults} faults reading {PAGES} populated pages");
+    std::fs::remove_dir_all(dir).unwrap();
+}

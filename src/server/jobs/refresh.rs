@@ -34,6 +34,7 @@ use crate::chat::pool::ChatRef;
 use crate::chat::Format;
 use crate::errors::Error;
 use crate::harness::Harness;
+use crate::mapped::{Mapped, Torn};
 use crate::meta::Meta;
 use crate::ring::Sub;
 use crate::tree::{Backing, Loc, Part};
@@ -42,11 +43,17 @@ use super::super::probe::{Batch, Kind, Probe, Target};
 use super::super::world::{release_file, World};
 use super::cx::{drive, ChatOf, Cx, Event, Step, Wake};
 
-/// Bytes of transcript one indexing slice reads and feeds: the longest
-/// another client's request can wait behind indexing (about 0.1 ms at the
-/// indexer's speed), yet large enough that a ring round trip per slice is
-/// noise.
+/// Bytes of transcript one turn of the loop feeds the index: the longest
+/// another client's request waits behind indexing (about 0.1 ms at the
+/// indexer's speed), yet large enough that a turn per slice is noise.
 pub(crate) const CHAT_WINDOW_BYTES: usize = 256 << 10;
+/// Bytes of transcript one window maps, its pages brought in by one
+/// kernel worker's populate: large enough that the map, the populate and
+/// the unmap cost little per byte (1 MiB windows indexed at 89% of the
+/// in-memory speed, 4 MiB at 92–98%: bench/README, "Mapped windows"),
+/// small enough that two per refresh are a few megabytes of page tables
+/// and resident pages.
+pub(crate) const CHAT_MAP_BYTES: usize = 4 << 20;
 /// The longest line (record) a transcript may have; a window grows to hold
 /// one. Past it the index stops there and its listing answers an error.
 pub(crate) const CHAT_LINE_BYTES_MAX: usize = 256 << 20;
@@ -67,14 +74,16 @@ const OP_HEAD: u32 = 1;
 const OP_TAIL: u32 = 2;
 const OP_WINDOW: u32 = 3;
 
-/// Windows read at once: the one being fed and the one after it.
+/// Windows mapped at once: the one being fed and the one after it.
 const WINDOWS_IN_FLIGHT: usize = 2;
 
-/// A window read: where in the file it starts, its op, its bytes once back.
+/// A window mapped: where in the file it starts (a line's start), its
+/// length, its populate's op, and the mapping once its pages are in.
 struct Window {
     op: u32,
     offset: u64,
-    bytes: Option<Vec<u8>>,
+    len: usize,
+    map: Option<Mapped>,
 }
 
 pub(crate) struct Refresh {
@@ -84,16 +93,16 @@ pub(crate) struct Refresh {
     stage: Stage,
     entry: Option<ChatRef>,
     size: u64,
-    window: usize,
+    /// Bytes a window maps (`CHAT_MAP_BYTES`, wider for a longer line).
+    map_len: usize,
+    /// Bytes a turn feeds (`CHAT_WINDOW_BYTES`, wider for a longer line).
+    slice: usize,
     head: Option<Vec<u8>>,
     tail: Option<Vec<u8>>,
-    /// Windows read and not yet fed, in file order (`WINDOWS_IN_FLIGHT`).
+    /// Windows mapped and not yet wholly fed, in file order
+    /// (`WINDOWS_IN_FLIGHT`).
     windows: std::collections::VecDeque<Window>,
     next_op: u32,
-    /// Window buffers, kept between windows: their pages are touched once,
-    /// not once a window (a 228 MB first index would otherwise fault in
-    /// every page anew).
-    spares: Vec<Vec<u8>>,
     /// The entry this job marked as its own (`Entry::refresher`).
     marked: Option<usize>,
     /// For a `wait` reader: its entry may be made past the pool's cap.
@@ -135,12 +144,12 @@ impl Refresh {
             stage: Stage::Open(Batch::default()),
             entry: None,
             size: 0,
-            window: CHAT_WINDOW_BYTES,
+            map_len: CHAT_MAP_BYTES,
+            slice: CHAT_WINDOW_BYTES,
             head: None,
             tail: None,
             windows: std::collections::VecDeque::new(),
             next_op: OP_WINDOW,
-            spares: Vec::new(),
             marked: None,
             watched,
             again: false,
@@ -186,7 +195,7 @@ impl Refresh {
                 }
                 self.verified(cx)
             }
-            (Stage::Index, Event::Done(op, c)) => self.landed(cx, op, c.result, c.buf),
+            (Stage::Index, Event::Done(op, c)) => self.landed(cx, op, c.result, c.map),
             (Stage::Index, Event::Resume) => self.feed(cx),
             _ => Step::Wait,
         }
@@ -246,51 +255,55 @@ impl Refresh {
         }
         let probe = e.index.probe();
         self.stage = Stage::Verify;
-        self.read_at(cx, OP_HEAD, probe.head.0, probe.head.1, Vec::new());
-        self.read_at(cx, OP_TAIL, probe.tail.0, probe.tail.1, Vec::new());
+        self.read_at(cx, OP_HEAD, probe.head.0, probe.head.1);
+        self.read_at(cx, OP_TAIL, probe.tail.0, probe.tail.1);
         Step::Wait
     }
 
-    /// Start a read of `len` bytes at `offset` as op `op`, into `buf`;
-    /// false when the entry holds no fd (nothing was started).
-    fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize, mut buf: Vec<u8>) -> bool {
-        let Some(fd) = self.entry.and_then(|r| cx.chats.get(r)).and_then(|e| e.fd.as_ref()).map(|f| f.as_raw_fd())
-        else {
-            return false;
-        };
-        buf.clear();
-        buf.reserve(len);
-        cx.ops.submit(op, Sub::Read { fd, owned: None, buf, len: len as u32, offset });
-        true
-    }
-
-    /// Start the read of a window at `offset`, after those in flight.
-    fn read_window(&mut self, cx: &mut Cx, offset: u64, len: usize) {
-        let op = self.next_op;
-        self.next_op = self.next_op.checked_add(1).unwrap_or(OP_WINDOW);
-        let buf = self.spares.pop().unwrap_or_default();
-        if self.read_at(cx, op, offset, len, buf) {
-            self.windows.push_back(Window { op, offset, bytes: None });
+    /// Start a read of `len` bytes at `offset` as op `op` (a check of the
+    /// indexed bytes' ends).
+    fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize) {
+        if let Some(fd) = self.fd(cx) {
+            cx.ops.submit(op, Sub::Read { fd, owned: None, buf: Vec::with_capacity(len), len: len as u32, offset });
         }
     }
 
-    /// A window's read is back. The first in line is fed a turn later,
-    /// and the read of the one after it starts now, so it is copied while
-    /// this one is indexed.
-    fn landed(&mut self, cx: &mut Cx, op: u32, result: i32, buf: Vec<u8>) -> Step {
+    /// The transcript's fd, held by its entry.
+    fn fd(&self, cx: &mut Cx) -> Option<std::os::fd::RawFd> {
+        self.entry.and_then(|r| cx.chats.get(r)).and_then(|e| e.fd.as_ref()).map(|f| f.as_raw_fd())
+    }
+
+    /// Map the window of `len` bytes at `offset`, after those in flight,
+    /// and have a kernel worker bring its pages in.
+    fn map_window(&mut self, cx: &mut Cx, offset: u64, len: usize) -> Result<(), Error> {
+        let fd = self.fd(cx).ok_or(Error::NotFound)?;
+        let map = Mapped::new(fd, offset, len).map_err(|e| {
+            log::warn!("chat: mapping {len} bytes of a transcript: {e}");
+            Error::from_errno(e.raw_os_error().unwrap_or(libc::EIO))
+        })?;
+        let op = self.next_op;
+        self.next_op = self.next_op.checked_add(1).unwrap_or(OP_WINDOW);
+        cx.ops.submit(op, Sub::Populate { map });
+        self.windows.push_back(Window { op, offset, len, map: None });
+        Ok(())
+    }
+
+    /// A window's pages are in. The first in line is fed from the next
+    /// turn on, and the window after it is mapped now, so its pages come
+    /// in while this one is indexed. A populate that failed (a kernel
+    /// without it, a file cut short) still hands its mapping back: the
+    /// loop then takes the page faults itself, and a read past a new end
+    /// is caught by the guard (`Mapped::read`).
+    fn landed(&mut self, cx: &mut Cx, op: u32, result: i32, map: Option<Mapped>) -> Step {
         let Some(at) = self.windows.iter().position(|w| w.op == op) else {
             // A window given up (a wrong guess, a restart): dropped.
             return Step::Wait;
         };
-        if result <= 0 {
-            // The file ends sooner than it did (or cannot be read) there.
-            if at == 0 {
-                return self.done(cx, Ok(()));
-            }
-            self.windows.truncate(at);
-            return Step::Wait;
+        if result < 0 {
+            log::debug!("chat: populating a window: {}", std::io::Error::from_raw_os_error(-result));
         }
-        self.windows[at].bytes = Some(buf);
+        let Some(map) = map else { return self.done(cx, Err(Error::Io)) };
+        self.windows[at].map = Some(map);
         if at > 0 {
             return Step::Wait;
         }
@@ -298,21 +311,23 @@ impl Refresh {
         Step::Yield
     }
 
-    /// Start reading the window after the last one read, from its last
-    /// newline: where the index will stand once it is fed.
+    /// Map the window after the last one mapped, from its last newline:
+    /// where the index will stand once it is fed.
     fn read_ahead(&mut self, cx: &mut Cx) {
         if self.windows.len() >= WINDOWS_IN_FLIGHT {
             return;
         }
-        let Some(Window { offset, bytes: Some(bytes), .. }) = self.windows.back() else { return };
-        let Some(nl) = memchr::memrchr(b'\n', bytes) else { return };
-        let at = offset + nl as u64 + 1;
+        let Some(Window { map: Some(map), .. }) = self.windows.back() else { return };
+        let Ok(Some(nl)) = map.read(|b| memchr::memrchr(b'\n', b)) else { return };
+        let at = map.offset() + nl as u64 + 1;
         if at >= self.size {
             return;
         }
-        let len = (self.size - at).min(self.window as u64) as usize;
+        let len = (self.size - at).min(self.map_len as u64) as usize;
         if cx.admit_read(len) {
-            self.read_window(cx, at, len);
+            // (A failure shows again, and is answered, when the index
+            // reaches this window and maps it itself.)
+            let _ = self.map_window(cx, at, len);
         }
     }
 
@@ -326,84 +341,91 @@ impl Refresh {
         self.next_window(cx)
     }
 
-    /// Read the next window, or finish when the index covers the file.
+    /// Map the next window, or finish when the index covers the file.
     fn next_window(&mut self, cx: &mut Cx) -> Step {
         let Some(e) = self.entry.and_then(|r| cx.chats.get(r)) else { return self.done(cx, Err(Error::NotFound)) };
         let covered = e.index.covered();
         if covered >= self.size || e.index.full() {
             return self.done(cx, Ok(()));
         }
-        let len = (self.size - covered).min(self.window as u64) as usize;
+        let len = (self.size - covered).min(self.map_len as u64) as usize;
         if !cx.admit_read(len) {
             return Step::Yield;
         }
-        self.read_window(cx, covered, len);
-        if self.windows.is_empty() {
-            return self.done(cx, Err(Error::NotFound));
+        match self.map_window(cx, covered, len) {
+            Ok(()) => Step::Wait,
+            Err(e) => self.done(cx, Err(e)),
         }
-        Step::Wait
     }
 
-    /// A turn after its window came back: feed it where it was read from.
+    /// A turn: feed one slice of the first window, where the index stands.
     fn feed(&mut self, cx: &mut Cx) -> Step {
-        match self.windows.front() {
-            None => return self.next_window(cx),
-            Some(Window { bytes: None, .. }) => return Step::Wait,
-            Some(_) => {}
-        }
-        let Some(Window { offset, bytes: Some(bytes), .. }) = self.windows.pop_front() else { unreachable!() };
-        let step = self.feed_at(cx, offset, &bytes);
-        if self.spares.len() < WINDOWS_IN_FLIGHT {
-            self.spares.push(bytes);
-        }
-        step
-    }
-
-    /// A window is fed: go on with the one read ahead if it starts where
-    /// the index stands, else read from there.
-    fn fed(&mut self, cx: &mut Cx) -> Step {
-        let covered = self.entry.and_then(|r| cx.chats.get(r)).map(|e| e.index.covered());
-        match self.windows.front() {
-            Some(w) if Some(w.offset) == covered && w.bytes.is_some() => {
-                self.read_ahead(cx);
-                Step::Yield
-            }
-            Some(w) if Some(w.offset) == covered => Step::Wait,
-            Some(_) => {
-                self.windows.clear();
-                self.next_window(cx)
-            }
-            None => self.next_window(cx),
-        }
-    }
-
-    fn feed_at(&mut self, cx: &mut Cx, offset: u64, bytes: &[u8]) -> Step {
-        let Some(e) = self.entry.and_then(|r| cx.chats.get_mut(r)) else {
+        let Some(r) = self.entry else { return self.done(cx, Err(Error::NotFound)) };
+        let Some(covered) = cx.chats.get(r).map(|e| e.index.covered()) else {
             return self.done(cx, Err(Error::NotFound));
         };
-        if e.index.covered() != offset {
-            // Not where the index stands (it cannot be, with one refresher
-            // an entry): read again from there rather than feed it wrong.
-            self.windows.clear();
-            return self.next_window(cx);
+        // A window the index has reached the next one of is done with; one
+        // that does not hold where the index stands was a wrong guess.
+        while self.windows.len() > 1 && self.windows[1].offset <= covered {
+            self.windows.pop_front();
         }
-        if e.index.feed(offset, bytes) == 0 {
-            if bytes.len() as u64 >= self.size - offset {
-                // The rest of the file is a line still being written: it
-                // waits for its newline.
-                return self.done(cx, Ok(()));
+        match self.windows.front() {
+            None => return self.next_window(cx),
+            Some(w) if w.offset > covered || covered >= w.offset + w.len as u64 => {
+                self.windows.clear();
+                return self.next_window(cx);
             }
-            if self.window >= CHAT_LINE_BYTES_MAX {
+            Some(Window { map: None, .. }) => return Step::Wait,
+            Some(_) => {}
+        }
+        self.read_ahead(cx);
+        let Some(Window { map: Some(map), .. }) = self.windows.front() else { unreachable!() };
+        let from = (covered - map.offset()) as usize;
+        let to = (from + self.slice).min(map.len());
+        let at_end = to == map.len();
+        let Some(e) = cx.chats.get_mut(r) else { return self.done(cx, Err(Error::NotFound)) };
+        match map.read(|b| e.index.feed(covered, &b[from..to])) {
+            Err(Torn) => {
+                log::info!("chat: a transcript shrank while it was indexed; indexing it again");
+                self.entry = Some(cx.chats.restart(r.i));
+                self.step(Event::Start, cx)
+            }
+            Ok(0) => self.stalled(cx, covered, at_end),
+            Ok(_) if e.index.full() => self.done(cx, Ok(())),
+            Ok(_) => {
+                self.slice = CHAT_WINDOW_BYTES;
+                Step::Yield
+            }
+        }
+    }
+
+    /// No whole line in the slice at `covered`: widen the slice, map from
+    /// the line, or wait for its newline.
+    fn stalled(&mut self, cx: &mut Cx, covered: u64, at_end: bool) -> Step {
+        if !at_end {
+            // A line longer than the slice: a slice twice as wide, next turn.
+            self.slice *= 2;
+            return Step::Yield;
+        }
+        let Some(w) = self.windows.front() else { return self.next_window(cx) };
+        if w.offset + w.len as u64 >= self.size {
+            // The rest of the file is a line still being written: it waits
+            // for its newline.
+            return self.done(cx, Ok(()));
+        }
+        if w.offset == covered {
+            // A line longer than the window: map it again, twice as wide.
+            if self.map_len >= CHAT_LINE_BYTES_MAX {
                 log::warn!("chat: a record longer than {CHAT_LINE_BYTES_MAX} bytes; indexing stops there");
-                e.stuck = true;
+                if let Some(e) = self.entry.and_then(|r| cx.chats.get_mut(r)) {
+                    e.stuck = true;
+                }
                 return self.done(cx, Ok(()));
             }
-            // A line longer than the window: read it again, twice as wide.
-            self.windows.clear();
-            self.window *= 2;
-            return self.next_window(cx);
+            self.map_len *= 2;
         }
-        self.fed(cx)
+        self.windows.clear();
+        self.next_window(cx)
     }
 
     /// The refresh is over: unmark the entry and wake every waiter — or,

@@ -172,41 +172,43 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
-    fn file(bytes: &[u8]) -> (std::path::PathBuf, std::fs::File) {
-        let dir = std::env::temp_dir().join(format!("9agents-mapped-{}", std::process::id()));
+    /// A scratch file holding `bytes`, in a directory of the test's own
+    /// (`name`), which the test removes.
+    fn file(name: &str, bytes: &[u8]) -> (std::path::PathBuf, std::fs::File) {
+        let dir = std::env::temp_dir().join(format!("9agents-mapped-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{:x}", bytes.len() ^ (bytes.as_ptr() as usize)));
+        let path = dir.join("transcript");
         std::fs::File::create(&path).unwrap().write_all(bytes).unwrap();
         let f = std::fs::File::open(&path).unwrap();
-        (path, f)
+        (dir, f)
     }
 
     #[test]
     fn a_mapping_reads_the_bytes_from_its_offset() {
         let bytes: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
-        let (path, f) = file(&bytes);
+        let (dir, f) = file("offset", &bytes);
         let m = Mapped::new(f.as_raw_fd(), 5000, 12_000).unwrap();
         assert_eq!((m.offset(), m.len()), (5000, 12_000));
         assert_eq!(m.read(|b| b.to_vec()), Ok(bytes[5000..17_000].to_vec()));
         let (addr, len) = m.pages();
         assert_eq!(addr as usize % PAGE.load(Ordering::Relaxed), 0);
         assert!(len >= 12_000 && addr as usize + len == m.map.as_ptr() as usize + 12_000);
-        std::fs::remove_file(path).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_file_cut_short_under_a_read_is_torn_and_the_process_lives() {
         let page = PAGE.load(Ordering::Relaxed).max(4096);
         let bytes = vec![b'x'; page * 4];
-        let (path, f) = file(&bytes);
+        let (dir, f) = file("cut", &bytes);
         let m = Mapped::new(f.as_raw_fd(), 0, bytes.len()).unwrap();
-        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(page as u64).unwrap();
+        std::fs::OpenOptions::new().write(true).open(dir.join("transcript")).unwrap().set_len(page as u64).unwrap();
         let seen = m.read(|b| b.iter().filter(|&&c| c == b'x').count());
         assert_eq!(seen, Err(Torn));
         // The guard is off again, and the next read of what is still
         // there is whole.
         assert_eq!(READING.with(|r| r[1].load(Ordering::Relaxed)), 0);
         assert_eq!(m.read(|b| b[..page].iter().all(|&c| c == b'x')), Ok(true));
-        std::fs::remove_file(path).unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -6,26 +6,29 @@
 //! entry by (dev, ino, birth time) — an inode born again starts over, as
 //! does a file that shrank. It reads the bytes at both ends of what was
 //! indexed (a file rewritten in place starts over), then indexes what the
-//! file grew by one window at a time: read `CHAT_WINDOW_BYTES` through the
-//! ring, and when it is back yield a turn, so the window is fed only after
-//! every other completion of that turn has been handled and its replies
-//! submitted. Another client's request waits behind at most one slice.
+//! file grew by, in place: a window of `CHAT_MAP_BYTES` is mapped
+//! (`mapped::Mapped`) and a kernel worker brings its pages in through the
+//! ring; once they are in, the index is fed `CHAT_WINDOW_BYTES` of it a
+//! turn, each turn yielded, so a slice is fed only after every other
+//! completion of the turn has been handled and its replies submitted.
+//! Another client's request waits behind at most one slice.
 //!
-//! The next window is read while this one is indexed: when a window comes
-//! back, the read of the one after it starts at its last newline — where
+//! The next window is mapped while this one is indexed: when a window's
+//! pages are in, the one after it is mapped from its last newline — where
 //! the index will stand once the window is fed, since a feed takes whole
-//! lines — and a kernel worker copies it while the loop indexes. A guess
-//! that turns out wrong (the index stopped short: full, or the chat moved
-//! branch) is dropped and the window read again from where the index
-//! stands; a window with no newline (a line longer than it) reads nothing
-//! ahead.
+//! lines — and its pages come in meanwhile. A guess that turns out wrong
+//! (the index stopped short: full, or the chat moved branch) is dropped
+//! and the window mapped again from where the index stands; a window with
+//! no newline (a line longer than it) maps nothing ahead.
 //!
-//! A window is fed at the offset it was read from, never at wherever the
-//! index stands now; the entry is marked with its refresher while one
-//! runs, so two refreshes never feed one index. Only complete lines are
-//! indexed: a record being written waits for its newline. A line longer
-//! than the window doubles the window, up to `CHAT_LINE_BYTES_MAX`, past
-//! which the index stops there and its listing answers an error.
+//! A slice is fed where the index stands, never elsewhere; the entry is
+//! marked with its refresher while one runs, so two refreshes never feed
+//! one index. Only complete lines are indexed: a record being written
+//! waits for its newline. A line longer than a slice doubles the slice,
+//! one longer than the window doubles the window, up to
+//! `CHAT_LINE_BYTES_MAX`, past which the index stops there and its listing
+//! answers an error. A file cut short while a window is read (the mapping's
+//! guard reports it torn) is indexed again from the start.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;

@@ -350,21 +350,9 @@ fn in_process(data: &[u8], beside: Option<(&Path, &World)>) -> Result<Duration, 
         }
     };
     let t = Instant::now();
-    let mut idx = Index::new(Format::Codex, 1 << 24);
-    let (mut at, mut win) = (0usize, WINDOW);
-    while at < data.len() {
-        let end = (at + win).min(data.len());
-        let used = idx.feed(at as u64, std::hint::black_box(&data[at..end]));
-        if used == 0 {
-            if idx.full() || end == data.len() {
-                break;
-            }
-            win *= 2;
-            continue;
-        }
-        (at, win) = (at + used, WINDOW);
-    }
+    let indexed = harness::index_in_windows(data, WINDOW, Index::new(Format::Codex, 1 << 24));
     let took = t.elapsed();
+    drop(indexed);
     stop.store(true, Ordering::Release);
     if let Some(h) = client {
         h.join().map_err(|_| "the stat client panicked".to_string())??;

@@ -16,6 +16,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use nineagents::chat::Index;
 use nineagents::client::{Client, Config, Conn};
 use nineagents::proto::Dialect;
 
@@ -470,4 +471,26 @@ pub fn quantile(v: &[Duration], q: f64) -> Duration {
 
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
+}
+
+/// The daemon's indexing loop without the I/O: feed `idx` a window of
+/// `window` bytes, move on by what it used (whole lines), and, as the
+/// daemon does, offer a window twice as wide while a line does not fit,
+/// back to `window` after. Returns the index, and how often a window grew.
+pub fn index_in_windows(data: &[u8], window: usize, mut idx: Index) -> (Index, u64) {
+    let (mut at, mut win, mut grown) = (0usize, window, 0u64);
+    while at < data.len() {
+        let end = (at + win).min(data.len());
+        let used = idx.feed(at as u64, std::hint::black_box(&data[at..end]));
+        if used == 0 {
+            if idx.full() || end == data.len() {
+                break;
+            }
+            win *= 2;
+            grown += 1;
+            continue;
+        }
+        (at, win) = (at + used, window);
+    }
+    (idx, grown)
 }

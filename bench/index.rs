@@ -330,29 +330,15 @@ fn conversation_records(records: &[(String, u64)]) -> u64 {
         .sum()
 }
 
-/// The daemon's loop without the I/O: feed a window, move on by what was
-/// used, and, as the server must, offer a larger window when a line does
-/// not fit in one. Returns the messages and how often the window grew.
+/// `harness::index_in_windows` on a codex index of `max_messages`: the
+/// messages, and how often the window grew.
 fn index_windows(data: &[u8], window: usize, max_messages: usize) -> (usize, u64) {
     index_windows_with(data, window, Index::new(Format::Codex, max_messages))
 }
 
 /// `index_windows` with a given (empty) index.
-fn index_windows_with(data: &[u8], window: usize, mut idx: Index) -> (usize, u64) {
-    let (mut at, mut win, mut grown) = (0usize, window, 0u64);
-    while at < data.len() {
-        let end = (at + win).min(data.len());
-        let used = idx.feed(at as u64, black_box(&data[at..end]));
-        if used == 0 {
-            if idx.full() || end == data.len() {
-                break;
-            }
-            win *= 2;
-            grown += 1;
-            continue;
-        }
-        at += used;
-    }
+fn index_windows_with(data: &[u8], window: usize, idx: Index) -> (usize, u64) {
+    let (idx, grown) = harness::index_in_windows(data, window, idx);
     (idx.len(), grown)
 }
 

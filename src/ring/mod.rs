@@ -145,14 +145,17 @@ impl<T> Ring<T> {
         // every client's send and receive that completed cut into whatever
         // the loop was doing with a reschedule IPI: a third of the loop's
         // time while it indexed beside a client's stats (bench/README,
-        // "Deferred task work"). TASKRUN_FLAG tells the loop when such work
+        // "Mapped windows and deferred task work"). TASKRUN_FLAG tells the loop when such work
         // waits. An older kernel gets the plain ring.
         let uring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
             .setup_taskrun_flag()
             .build(entries)
-            .or_else(|_| IoUring::new(entries))?;
+            .or_else(|e| {
+                log::info!("ring: no deferred task work ({e}); a plain ring");
+                IoUring::new(entries)
+            })?;
         Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 

@@ -52,8 +52,9 @@ use super::cx::{drive, ChatOf, Cx, Event, Step, Wake};
 pub(crate) const CHAT_WINDOW_BYTES: usize = 256 << 10;
 /// Bytes of transcript one window maps, its pages brought in by one
 /// kernel worker's populate: large enough that the map, the populate and
-/// the unmap cost little per byte (1 MiB windows indexed at 89% of the
-/// in-memory speed, 4 MiB at 92–98%: bench/README, "Mapped windows"),
+/// the unmap cost little per byte (1 MiB windows indexed at ~89% of the
+/// in-memory speed, 4 MiB at 92–98%, 16 MiB at 95–98%: bench/README,
+/// "Mapped windows and deferred task work"),
 /// small enough that two per refresh are a few megabytes of page tables
 /// and resident pages.
 pub(crate) const CHAT_MAP_BYTES: usize = 4 << 20;
@@ -70,9 +71,10 @@ pub(crate) type TranscriptKey = (Harness, Vec<u8>);
 /// enough that nobody sees a rewritten transcript's old messages for long.
 pub(crate) const CHAT_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The job's ops: the open's probe is op 0 (the batch's index); windows
-/// are numbered from `OP_WINDOW` on, each read its own, so a window given
-/// up is known when its read comes back.
+/// The job's ops: the open's probe is op 0 (the batch's index), the ends'
+/// reads `OP_HEAD` and `OP_TAIL`; windows are numbered from `OP_WINDOW`
+/// on, each populate its own, so a window given up is known when its
+/// populate comes back.
 const OP_HEAD: u32 = 1;
 const OP_TAIL: u32 = 2;
 const OP_WINDOW: u32 = 3;

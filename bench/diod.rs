@@ -26,7 +26,9 @@
 //! | `diodload -g`: threads attaching the aname `ctl` and sending Tgetattr of `null` | getattrs |
 //!
 //! Each row's output is checked (the entry count, the bytes read), and a
-//! row whose work came out wrong says so instead of a rate. `diodload`
+//! row whose work came out wrong says so instead of a rate. Each row also
+//! gives each server's CPU time per op (all its threads, from its
+//! `/proc/PID/stat` in the guest), and each round's ratio below the table. `diodload`
 //! cannot be pointed at another aname, and 9agents serves only the empty
 //! one, so its 9agents row is what `diodload` printed. See
 //! bench/README.md.
@@ -81,8 +83,9 @@ const CHAT_MESSAGES: u64 = 40_000;
 const DIOD: &str = "/usr/sbin/diod";
 const DIODLOAD: &str = "/usr/sbin/diodload";
 /// How often the tree's rows run (each server's best round is kept): a
-/// round takes about 20 s a server under TCG.
-const ROUNDS_DEFAULT: u32 = 3;
+/// round takes about 20 s a server under TCG, and on a shared machine one
+/// server's rounds move by a third, so the best of five rather than three.
+const ROUNDS_DEFAULT: u32 = 5;
 /// How long the guest may run: the chat listings take about two minutes a
 /// server under TCG, and the rest about two.
 const RUN_DEADLINE: Duration = Duration::from_secs(1800);
@@ -254,38 +257,64 @@ fn build(stage: &Stage, args: &Args) -> Tree {
     tree
 }
 
-/// A row's figure for one server: ops/s, or why there is none.
-type Rate = Result<f64, String>;
+/// One round of a row on one server, as its `BENCH` line gives it.
+#[derive(Clone, Copy)]
+struct Round {
+    ops: f64,
+    secs: f64,
+    /// The server's CPU time in the round (all its threads), in USER_HZ
+    /// ticks of 10 ms.
+    ticks: f64,
+}
 
-/// The `BENCH` lines of a row: the best round's ops per second, or why
-/// the work came out wrong in any round.
-fn rate(lines: &[String], work: &str, server: &str) -> Rate {
+/// USER_HZ: the ticks `/proc/PID/stat` counts in.
+const TICKS_PER_SEC: f64 = 100.0;
+
+/// A row's rounds for one server, or why there is no figure.
+type Rounds = Result<Vec<Round>, String>;
+
+/// The `BENCH` lines of a row, in the order they ran, or why the work came
+/// out wrong in any round.
+fn rounds(lines: &[String], work: &str, server: &str) -> Rounds {
     let prefix = format!("BENCH {work} {server} ");
-    let mut best: Option<f64> = None;
+    let mut out = Vec::new();
     for line in lines.iter().filter(|l| l.starts_with(&prefix)) {
-        let fields: Vec<&str> = line[prefix.len()..].splitn(3, ' ').collect();
-        let [ops, secs, verdict] = fields[..] else { return Err(format!("unreadable: {line}")) };
+        let fields: Vec<&str> = line[prefix.len()..].splitn(4, ' ').collect();
+        let [ops, secs, ticks, verdict] = fields[..] else { return Err(format!("unreadable: {line}")) };
         if verdict != "ok" {
             return Err(verdict.to_string());
         }
-        let (ops, secs): (f64, f64) = match (ops.parse(), secs.parse()) {
-            (Ok(o), Ok(s)) => (o, s),
+        match (ops.parse(), secs.parse::<f64>(), ticks.parse()) {
+            (Ok(ops), Ok(secs), Ok(ticks)) => out.push(Round { ops, secs: secs.max(0.01), ticks }),
             _ => return Err(format!("unreadable: {line}")),
-        };
-        let r = ops / secs.max(0.01);
-        best = Some(best.map_or(r, |b: f64| b.max(r)));
+        }
     }
-    best.ok_or(format!("no {work} line from the guest"))
+    if out.is_empty() {
+        return Err(format!("no {work} line from the guest"));
+    }
+    Ok(out)
 }
 
-/// `diodload`'s "N ops/s", or what it printed instead.
-fn diodload(lines: &[String], server: &str) -> Rate {
+/// The best round's ops per second.
+fn best(r: &[Round]) -> f64 {
+    r.iter().map(|r| r.ops / r.secs).fold(0.0, f64::max)
+}
+
+/// The server's CPU time per op over every round, in microseconds.
+fn cpu_us_per_op(r: &[Round]) -> f64 {
+    let (ticks, ops) = r.iter().fold((0.0, 0.0), |(t, o), r| (t + r.ticks, o + r.ops));
+    ticks / TICKS_PER_SEC * 1e6 / ops.max(1.0)
+}
+
+/// `diodload`'s "N ops/s" (as one round of a second, its CPU unknown), or
+/// what it printed instead.
+fn diodload(lines: &[String], server: &str) -> Rounds {
     let prefix = format!("DIODLOAD {server} ");
     let line = lines.iter().find(|l| l.starts_with(&prefix)).ok_or("no diodload line from the guest")?;
     let said = line[prefix.len()..].trim();
     let ops = said.split(" ops/s").next().and_then(|s| s.rsplit(' ').next()).and_then(|n| n.parse::<f64>().ok());
     match ops {
-        Some(n) if n > 0.0 && !said.contains("error") => Ok(n),
+        Some(n) if n > 0.0 && !said.contains("error") => Ok(vec![Round { ops: n, secs: 1.0, ticks: f64::NAN }]),
         _ => Err(collapsed(said)),
     }
 }
@@ -307,26 +336,26 @@ fn collapsed(said: &str) -> String {
 fn table(lines: &[String], tree: &Tree, args: &Args) -> String {
     let dialect = args.version.as_deref().unwrap_or("9p2000.L");
     let mb = tree.bytes as f64 / 1e6;
-    let rows: [(String, Rate, Rate); 5] = [
+    let rows: [(String, Rounds, Rounds); 5] = [
         (
             format!("find -exec stat ({} entries)", tree.entries),
-            rate(lines, "find-stat", "9agents"),
-            rate(lines, "find-stat", "diod"),
+            rounds(lines, "find-stat", "9agents"),
+            rounds(lines, "find-stat", "diod"),
         ),
         (
             format!("ls -lR ({} entries)", tree.entries - 1),
-            rate(lines, "ls-lR", "9agents"),
-            rate(lines, "ls-lR", "diod"),
+            rounds(lines, "ls-lR", "9agents"),
+            rounds(lines, "ls-lR", "diod"),
         ),
         (
             format!("cat every file ({} files, {mb:.1} MB)", tree.files),
-            rate(lines, "cat", "9agents"),
-            rate(lines, "cat", "diod"),
+            rounds(lines, "cat", "9agents"),
+            rounds(lines, "cat", "diod"),
         ),
         (
             format!("ls -l chat ({CHAT_MESSAGES} msgs; diod: files)"),
-            rate(lines, "ls-l-chat", "9agents"),
-            rate(lines, "ls-l-chat", "diod"),
+            rounds(lines, "ls-l-chat", "9agents"),
+            rounds(lines, "ls-l-chat", "diod"),
         ),
         (
             format!("diodload -g ({} threads, {} s)", args.diodload_threads, args.diodload_secs),
@@ -341,29 +370,46 @@ fn table(lines: &[String], tree: &Tree, args: &Args) -> String {
     };
     let mut out = format!(
         "\n9agents ({dialect}, one thread) against diod (9P2000.L, 16 threads), each mounted by the kernel's 9p client\n\
-         over a unix socket (msize: 9agents {}, diod {}); best of {} rounds, the chat's once:\n\n\
-         {:<44} {:>14} {:>14} {:>13}\n",
+         over a unix socket (msize: 9agents {}, diod {}); best of {} rounds, the chat's once; the servers' CPU\n\
+         per op over every round (all their threads, in the guest):\n\n\
+         {:<44} {:>14} {:>14} {:>13} {:>20}\n",
         msize("9agents"),
         msize("diod"),
         args.rounds,
         "work",
         "9agents ops/s",
         "diod ops/s",
-        "9agents/diod"
+        "9agents/diod",
+        "CPU us/op 9a / diod"
     );
-    let mut notes = String::new();
+    let (mut notes, mut per_round) = (String::new(), String::new());
     for (label, ours, theirs) in rows {
-        let cell = |r: &Rate| r.as_ref().map_or("-".to_string(), |v| format!("{v:.1}"));
+        let cell = |r: &Rounds| r.as_ref().map_or("-".to_string(), |v| format!("{:.1}", best(v)));
+        let cpu = |r: &Rounds| match r {
+            Ok(v) if cpu_us_per_op(v).is_finite() => format!("{:.0}", cpu_us_per_op(v)),
+            _ => "-".to_string(),
+        };
         let ratio = match (&ours, &theirs) {
-            (Ok(a), Ok(b)) => format!("{:.2}x {}", a / b, if a >= b { "MET" } else { "MISS" }),
+            (Ok(a), Ok(b)) => format!("{:.2}x {}", best(a) / best(b), if best(a) >= best(b) { "MET" } else { "MISS" }),
             _ => "n/a".to_string(),
         };
-        writeln!(out, "{label:<44} {:>14} {:>14} {ratio:>13}", cell(&ours), cell(&theirs)).unwrap();
+        let cpus = format!("{} / {}", cpu(&ours), cpu(&theirs));
+        writeln!(out, "{label:<44} {:>14} {:>14} {ratio:>13} {cpus:>20}", cell(&ours), cell(&theirs)).unwrap();
+        if let (Ok(a), Ok(b)) = (&ours, &theirs) {
+            if a.len() > 1 && a.len() == b.len() {
+                let each: Vec<String> = a.iter().zip(b).map(|(a, b)| format!("{:.2}x", b.secs / a.secs)).collect();
+                writeln!(per_round, "  {label}: {}", each.join(" ")).unwrap();
+            }
+        }
         for (who, r) in [("9agents", &ours), ("diod", &theirs)] {
             if let Err(why) = r {
                 writeln!(notes, "  {label}, {who}: {why}").unwrap();
             }
         }
+    }
+    if !per_round.is_empty() {
+        write!(out, "\neach round's 9agents/diod, in the order they ran (the servers take turns):\n{per_round}")
+            .unwrap();
     }
     if !notes.is_empty() {
         write!(out, "\nno rate:\n{notes}").unwrap();

@@ -6,7 +6,7 @@
 # kernel's 9p client over unix sockets, and times the same work on each.
 # One line per measurement, which the host parses:
 #
-#   BENCH <work> <server> <ops> <seconds> <ok|WRONG: why>   (a line a round)
+#   BENCH <work> <server> <ops> <seconds> <cpu ticks> <ok|WRONG: why>   (a line a round)
 #   DIODLOAD <server> <what diodload printed>
 #
 # and INFO lines for the reader. It never exits: it powers the guest off.
@@ -71,6 +71,7 @@ out=$(mount -t 9p -o "trans=unix$NINEAGENTS_OPTS$BOTH_OPTS" /run/9agents.sock /m
     die "mount 9agents: $out"
 out=$(mount -t 9p -o "trans=unix,aname=/fx/copy$BOTH_OPTS" /run/diod.sock /mnt/diod 2>&1) || die "mount diod: $out"
 grep ' 9p ' /proc/mounts | sed 's/^/INFO mount: /'
+echo "INFO clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource) (available: $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource))"
 
 # The chat each server lists: 9agents' agent's chat/, diod's stand-in.
 chat_of() {
@@ -80,22 +81,35 @@ chat_of() {
     esac
 }
 
+# The CPU time the server's threads have used (its kernel workers are
+# threads of it too), in ticks of USER_HZ: utime + stime of /proc/PID/stat.
+server_ticks() {
+    case "$1" in
+        9agents) pid=$NINEAGENTS_PID ;;
+        diod) pid=$DIOD_PID ;;
+    esac
+    awk '{ print $14 + $15 }' "/proc/$pid/stat"
+}
+
 # timed WORK SERVER OPS CHECK CMD...: run CMD (output to /tmp/out), time
-# it, and print the BENCH line; CHECK is a command judging /tmp/out.
+# it and the server's CPU, and print the BENCH line; CHECK is a command
+# judging /tmp/out.
 timed() {
     work=$1 server=$2 ops=$3 check=$4
     shift 4
+    c0=$(server_ticks "$server")
     t0=$(now)
     "$@" > /tmp/out 2> /tmp/err
     rc=$?
     t1=$(now)
+    c1=$(server_ticks "$server")
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     if [ $rc -ne 0 ] || [ -s /tmp/err ]; then
         verdict="WRONG: exit $rc, $(head -c 200 /tmp/err | tr '\n' ' ')"
     else
         verdict=$($check)
     fi
-    echo "BENCH $work $server $ops $secs $verdict"
+    echo "BENCH $work $server $ops $secs $((c1 - c0)) $verdict"
 }
 
 # The work, each with what its output must be.

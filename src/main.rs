@@ -16,7 +16,7 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--msize BYTES] [--max-fids N] [--max-conns N]
                [--max-fids-total N] [--version-deadline MS]
                [--max-dir-entries N] [--listing-window MS] [--max-chats N] [--max-chat-messages N]
-               [--max-watches N] [--max-waits N] [--rescan-interval MS]
+               [--max-watches N] [--max-waits N] [--rescan-interval MS] [--kernel-workers N]
                [--allow-hard-links] [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
@@ -67,6 +67,9 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
   --max-waits N    reads of wait files parked at once (default 65536)
   --rescan-interval MS  how often /proc is rescanned while a read of
                    /active/wait is parked (default 1000)
+  --kernel-workers N  kernel threads at once for the file operations that
+                   cannot finish inline: stats, opens, disk reads (default:
+                   one less than the CPUs, at least 1; the loop keeps a CPU)
   --allow-hard-links  serve regular files that have more than one hard link
                    (by default they are hidden like symlinks: the other name
                    may be any file of yours)
@@ -101,6 +104,14 @@ const MAX_DIR_ENTRIES_DEFAULT: usize = 65_536;
 const MOVE_KILL_AFTER_MS: u64 = 5_000;
 const MOVE_GIVE_UP_MS: u64 = 12_000;
 const MOVE_POST_DEADLINE_MS: u64 = 10_000;
+
+/// The ring's kernel workers: one less than the CPUs, so that however many
+/// looks a listing has in flight the loop is left a CPU to answer on
+/// (bench/README, "Kernel workers"), and at least one.
+fn kernel_workers_default() -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(cpus.saturating_sub(1).max(1)).unwrap_or(u32::MAX)
+}
 
 fn millis(p: &mut pico_args::Arguments, flag: &'static str, default: u64) -> Result<std::time::Duration, String> {
     let ms: u64 = p.opt_value_from_str(flag).map_err(|e| e.to_string())?.unwrap_or(default);
@@ -194,12 +205,16 @@ fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Option
         max_watches: p.opt_value_from_str("--max-watches").map_err(e)?.unwrap_or(MAX_WATCHES_DEFAULT),
         max_waits: p.opt_value_from_str("--max-waits").map_err(e)?.unwrap_or(MAX_WAITS_DEFAULT),
         rescan_interval: millis(&mut p, "--rescan-interval", RESCAN_INTERVAL_MS)?,
+        kernel_workers: p.opt_value_from_str("--kernel-workers").map_err(e)?.unwrap_or_else(kernel_workers_default),
         max_chats: p.opt_value_from_str("--max-chats").map_err(e)?.unwrap_or(nineagents::chat::MAX_CHATS_DEFAULT),
         max_chat_messages: p
             .opt_value_from_str("--max-chat-messages")
             .map_err(e)?
             .unwrap_or(nineagents::chat::MAX_MESSAGES_DEFAULT),
     };
+    if cfg.kernel_workers == 0 {
+        return Err("--kernel-workers must be at least 1".into());
+    }
     if cfg.msize < nineagents::server::dispatch::MSIZE_MIN {
         return Err(format!("--msize {} is below the minimum 4096", cfg.msize));
     }

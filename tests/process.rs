@@ -368,6 +368,21 @@ fn a_non_numeric_msize_exits_2_with_the_usage() {
 }
 
 #[test]
+fn no_kernel_workers_exits_2_saying_so() {
+    let (code, stderr) = usage_error(&["--kernel-workers", "0"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--kernel-workers must be at least 1"), "{stderr}");
+}
+
+#[test]
+fn a_daemon_with_one_kernel_worker_caps_its_ring_and_serves() {
+    let d = Daemon::start(&["-v", "--kernel-workers", "1"]);
+    let mut c = d.session(Dialect::P2000);
+    c.cat("/README", 1);
+    assert!(!d.stderr().contains("not capped"), "{}", d.stderr());
+}
+
+#[test]
 fn a_bad_tcp_address_exits_2_with_the_usage() {
     let (code, stderr) = usage_error(&["--no-post", "--tcp", "localhost"]);
     assert_eq!(code, Some(2), "{stderr}");

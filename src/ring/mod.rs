@@ -159,6 +159,24 @@ impl<T> Ring<T> {
         Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 
+    /// Let the kernel run at most `n` workers for this ring's operations
+    /// that cannot complete inline (statx, openat2, populates, large
+    /// reads), and as many for the rest (`IORING_REGISTER_IOWQ_MAX_WORKERS`,
+    /// Linux 5.15). Without a cap it runs up to four a CPU, and a listing's
+    /// 10,000 looks kept all of them runnable beside the loop: other
+    /// clients' answers waited for a CPU (bench/README, "Kernel workers").
+    pub fn limit_workers(&self, n: u32) -> io::Result<()> {
+        self.uring.submitter().register_iowq_max_workers(&mut [n, n])
+    }
+
+    /// The kernel's caps on this ring's workers: [bounded, unbounded].
+    #[cfg(test)]
+    pub fn worker_limits(&self) -> io::Result<[u32; 2]> {
+        let mut caps = [0, 0];
+        self.uring.submitter().register_iowq_max_workers(&mut caps)?;
+        Ok(caps)
+    }
+
     /// Give back the records' table past the last one in use (after a
     /// burst of connections, each with a receive in flight).
     pub fn shrink_to_fit(&mut self) {

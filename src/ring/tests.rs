@@ -178,3 +178,61 @@ fn a_populate_brings_a_mappings_pages_in_so_reading_it_takes_no_faults() {
     assert!(faults < 4, "{faults} faults reading {PAGES} populated pages");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The ring's kernel workers alive now: threads of this process named
+/// `iou-wrk-<tid>` after the thread that made the ring (this test's).
+fn workers_of_this_thread() -> usize {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    let name = format!("iou-wrk-{}", unsafe { libc::gettid() });
+    let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
+
+/// Reads of `READS` × `READ_BYTES` from one file, submitted at once: each is
+/// a kernel worker's copy, long enough that an uncapped ring often runs
+/// several workers side by side.
+const READS: usize = 48;
+const READ_BYTES: usize = 4 << 20;
+
+/// The most kernel workers seen at once while the reads ran.
+fn most_workers_during_reads(cap: u32) -> Option<usize> {
+    let dir = std::env::temp_dir().join(format!("9agents-ring-workers-{}-{cap}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("file");
+    std::fs::write(&path, vec![7u8; READ_BYTES]).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let mut ring = Ring::new(RING_ENTRIES).unwrap();
+    if let Err(e) = ring.limit_workers(cap) {
+        eprintln!("skipped: this kernel cannot cap a ring's workers ({e}; Linux 5.15 can)");
+        return None;
+    }
+    assert_eq!(ring.worker_limits().unwrap(), [cap, cap]);
+    for i in 0..READS {
+        let buf = Vec::with_capacity(READ_BYTES);
+        ring.submit(i, Sub::Read { fd: file.as_raw_fd(), owned: None, buf, len: READ_BYTES as u32, offset: 0 });
+    }
+    ring.flush();
+    let (mut done, mut most) = (0, 0);
+    let deadline = Instant::now() + DEADLINE;
+    while done < READS {
+        assert!(Instant::now() < deadline, "{done} of {READS} reads came back");
+        most = most.max(workers_of_this_thread());
+        let mut batch = Vec::new();
+        ring.wait_for(&mut batch, 1).unwrap();
+        for c in batch {
+            assert_eq!(c.result, READ_BYTES as i32, "read");
+            done += 1;
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    Some(most)
+}
+
+#[test]
+fn a_ring_capped_at_one_worker_tells_the_kernel_so_and_never_runs_two() {
+    let Some(most) = most_workers_during_reads(1) else { return };
+    assert!(most <= 1, "{most} kernel workers at once under a cap of one");
+}

@@ -48,6 +48,9 @@ pub struct Config {
     /// How often `/proc` is rescanned while an `/active/wait` read is
     /// parked (`--rescan-interval`, ms).
     pub rescan_interval: Duration,
+    /// Kernel workers the ring may run at once for the operations that
+    /// cannot complete inline (`--kernel-workers`; `Ring::limit_workers`).
+    pub kernel_workers: u32,
     /// `--max-chats` and `--max-chat-messages`.
     pub max_chats: usize,
     pub max_chat_messages: usize,

@@ -88,8 +88,12 @@ impl Server {
         let real = RealPaths::at_start(&tree);
         let chats = Pool::new(cfg.max_chats, cfg.max_chat_messages);
         let cfg_max_watches = cfg.max_watches;
+        let ring = Ring::new(RING_ENTRIES)?;
+        if let Err(e) = ring.limit_workers(cfg.kernel_workers) {
+            log::info!("ring: kernel workers not capped at {} ({e})", cfg.kernel_workers);
+        }
         let world = World {
-            ring: Ring::new(RING_ENTRIES)?,
+            ring,
             cfg,
             tree,
             agents: Agents::default(),

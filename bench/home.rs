@@ -13,13 +13,17 @@
 //!
 //! 1. **in process** (the baseline, same run): each file read and fed to
 //!    a fresh `chat::Index` whole, one after another; its usage rendered.
+//!    Then the same again while another connection stats `/README` of the
+//!    (idle) daemon in a loop, as in 3: on a machine whose CPUs share a
+//!    core, that client alone slows the indexer.
 //! 2. **through the daemon**: after one listing of `/sessions/claude` and
 //!    of `/sessions/codex` (as `ls` would, so the walks find the sessions
 //!    from the listing's hints), `--readers` connections take the sessions
 //!    in turn and read each one's `usage` whole (walk, open, read, clunk);
 //!    every answer must equal the in-process usage of its file. GB/s is
 //!    the transcripts' bytes over the time from the first walk to the last
-//!    answer.
+//!    answer. The daemon's loop's time on a CPU and waiting for one is
+//!    printed beside it (`/proc/PID/task/PID/schedstat`).
 //! 3. **meanwhile**: another connection stats `/README` in a loop (p50,
 //!    p99, max); and, once every reader is past its first two sessions,
 //!    another reads the `usage` of one
@@ -214,10 +218,19 @@ fn run(opts: &Opts) -> io::Result<()> {
         t.elapsed().as_secs_f64()
     );
     let gb = bytes as f64 / 1e9;
-    let (base, want) = in_process(&sessions)?;
     let proc = s.fixture_proc()?;
     let d = Daemon::spawn(&opts.bin, &s, &[std::ffi::OsStr::new("--proc"), proc.as_os_str()])?;
+    let (base, want) = in_process(&sessions)?;
+    // The same indexing beside the same other client's stats (answered by
+    // the idle daemon): what sharing the machine with that client costs
+    // the indexer by itself.
+    let stats = stat_client(&d.sock)?;
+    let beside = in_process(&sessions);
+    stop_stats(stats)?;
+    let (beside, _) = beside?;
+    let before = harness::Sched::of(d.pid);
     let got = through_daemon(opts, &d.sock, &sessions, &want);
+    let sched = before.zip(harness::Sched::of(d.pid)).map(|(a, b)| a.since(b));
     d.stop()?;
     let got = got?;
     let mut rows = vec![
@@ -225,6 +238,13 @@ fn run(opts: &Opts) -> io::Result<()> {
             "1",
             "in process: index every file",
             format!("{:.0} ms, {:.2} GB/s", ms(base), gb / base.as_secs_f64()),
+            "-",
+            None,
+        ),
+        Row::new(
+            "1",
+            "in process, beside the other's stats",
+            format!("{:.0} ms, {:.2} GB/s", ms(beside), gb / beside.as_secs_f64()),
             "-",
             None,
         ),
@@ -242,7 +262,18 @@ fn run(opts: &Opts) -> io::Result<()> {
             ">= 0.90x",
             Some(base.as_secs_f64() / got.all.as_secs_f64() >= 0.9),
         ),
+        Row::new(
+            "2",
+            "ratio to in process beside the stats",
+            format!("{:.2}x", beside.as_secs_f64() / got.all.as_secs_f64()),
+            "-",
+            None,
+        ),
     ];
+    if let Some(sc) = sched {
+        let ran = format!("on a CPU {:.0} ms, runnable waiting for one {:.0} ms", ms(sc.ran), ms(sc.waited));
+        rows.push(Row::new("2", "the daemon's loop meanwhile", ran, "-", None));
+    }
     let st = sorted(&got.stats);
     let (p50, p99, max) = (quantile(&st, 0.5), quantile(&st, 0.99), st.last().copied().unwrap_or_default());
     rows.push(Row::new("3", &format!("other stat p50 (n {})", st.len()), format!("{:.3} ms", ms(p50)), "-", None));
@@ -260,18 +291,15 @@ struct Got {
     small: Duration,
 }
 
-fn through_daemon(opts: &Opts, sock: &Path, sessions: &[Session], want: &[Option<Vec<u8>>; 2]) -> io::Result<Got> {
-    let mut c = session(sock)?;
-    for dir in ["sessions/claude", "sessions/codex"] {
-        let fid = c.walk(dir)?;
-        c.open(fid, OREAD)?;
-        c.read_dir(fid)?;
-        c.clunk(fid)?;
-    }
-    let (next, stop) = (AtomicUsize::new(0), Arc::new(AtomicBool::new(false)));
+/// Another client stating `/README` in a loop on its own connection until
+/// the returned flag is raised; the thread gives back each stat's time.
+type Stats = (Arc<AtomicBool>, std::thread::JoinHandle<io::Result<Vec<Duration>>>);
+
+fn stat_client(sock: &Path) -> io::Result<Stats> {
+    let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let mut other = session(sock)?;
-    let stats = std::thread::spawn(move || -> io::Result<Vec<Duration>> {
+    let thread = std::thread::spawn(move || -> io::Result<Vec<Duration>> {
         let fid = other.walk("README")?;
         let mut t = Vec::new();
         while !flag.load(Ordering::Relaxed) {
@@ -281,6 +309,24 @@ fn through_daemon(opts: &Opts, sock: &Path, sessions: &[Session], want: &[Option
         }
         Ok(t)
     });
+    Ok((stop, thread))
+}
+
+fn stop_stats((stop, thread): Stats) -> io::Result<Vec<Duration>> {
+    stop.store(true, Ordering::Relaxed);
+    thread.join().map_err(|_| io::Error::other("the stat thread panicked"))?
+}
+
+fn through_daemon(opts: &Opts, sock: &Path, sessions: &[Session], want: &[Option<Vec<u8>>; 2]) -> io::Result<Got> {
+    let mut c = session(sock)?;
+    for dir in ["sessions/claude", "sessions/codex"] {
+        let fid = c.walk(dir)?;
+        c.open(fid, OREAD)?;
+        c.read_dir(fid)?;
+        c.clunk(fid)?;
+    }
+    let next = AtomicUsize::new(0);
+    let stats = stat_client(sock)?;
     let t = Instant::now();
     let outcome = std::thread::scope(|sc| -> io::Result<Duration> {
         let mut readers = Vec::new();
@@ -315,7 +361,6 @@ fn through_daemon(opts: &Opts, sock: &Path, sessions: &[Session], want: &[Option
         small.join().map_err(|_| io::Error::other("the small reader panicked"))?
     });
     let all = t.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    let stats = stats.join().map_err(|_| io::Error::other("the stat thread panicked"))??;
+    let stats = stop_stats(stats)?;
     Ok(Got { all, stats, small: outcome? })
 }

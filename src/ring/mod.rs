@@ -314,6 +314,11 @@ impl<T> Ring<T> {
     /// Hand what is queued to the kernel now, without waiting: replies go
     /// out before the loop spends a slice of CPU on deferred work.
     pub fn flush(&mut self) {
+        // Nothing queued, nothing to say: with deferred task work an enter
+        // that does not wait does no work but the system call.
+        if self.uring.submission().is_empty() {
+            return;
+        }
         if let Err(e) = self.enter(0) {
             log::debug!("ring: submit: {e}");
         }

@@ -143,8 +143,12 @@ impl Server {
                 self.complete(c);
                 self.pump_dirty();
             }
-            // Replies go out before a slice of yielded work spends its CPU.
-            self.world.ring.flush();
+            // Replies go out before a slice of yielded work spends its CPU;
+            // with none to run, the wait at the top of the loop submits them
+            // in the same system call that sleeps.
+            if self.reqs.has_ready() {
+                self.world.ring.flush();
+            }
             self.run_ready();
             self.pump_dirty();
             self.arm_watches();
@@ -475,6 +479,8 @@ impl Server {
     /// Shrink the slabs to what is live and return the allocator's free
     /// pages to the system.
     fn trim(&mut self) {
+        // The turn's replies go out first: a trim can take milliseconds.
+        self.world.ring.flush();
         self.conns.shrink_to_fit();
         self.reqs.shrink_to_fit();
         self.world.ring.shrink_to_fit();

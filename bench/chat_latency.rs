@@ -328,24 +328,31 @@ fn one_run(bin: &Path, world: &World, msg: &[String], with_stats: bool) -> Resul
 /// resources, the second is what the daemon's loop can reach while it
 /// answers that client.
 fn in_process(data: &[u8], beside: Option<(&Path, &World)>) -> Result<Duration, String> {
-    let stop = Arc::new(AtomicBool::new(false));
+    let (stop, going) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
     let (d, client) = match beside {
         None => (None, None),
         Some((bin, world)) => {
             let d = spawn(bin, world)?;
             let mut s = Session::open(&d.sock).map_err(|e| format!("connect: {e}"))?;
             wait_for_agent(&mut s)?;
-            let stop = stop.clone();
+            let (stop, first) = (stop.clone(), going.clone());
             let h = std::thread::spawn(move || -> Result<usize, String> {
                 let mut n = 0;
                 while !stop.load(Ordering::Acquire) {
                     s.stat_pid().map_err(|e| format!("stat /pid: {e}"))?;
+                    first.store(true, Ordering::Release);
                     n += 1;
                 }
                 Ok(n)
             });
-            // Going before the index starts.
-            std::thread::sleep(Duration::from_millis(20));
+            // Going before the index starts: its first stat answered.
+            let deadline = Instant::now() + IO_TIMEOUT;
+            while !going.load(Ordering::Acquire) && !h.is_finished() {
+                if Instant::now() > deadline {
+                    return Err(format!("the stat client's first stat not answered in {IO_TIMEOUT:?}"));
+                }
+                std::thread::yield_now();
+            }
             (Some(d), Some(h))
         }
     };

@@ -379,7 +379,8 @@ fn a_daemon_with_one_kernel_worker_caps_its_ring_and_serves() {
     let d = Daemon::start(&["-v", "--kernel-workers", "1"]);
     let mut c = d.session(Dialect::P2000);
     c.cat("/README", 1);
-    assert!(!d.stderr().contains("not capped"), "{}", d.stderr());
+    let said = d.wait_stderr("ring: kernel workers capped at 1", REPLY_DEADLINE);
+    assert!(!said.contains("not capped"), "{said}");
 }
 
 #[test]

@@ -89,8 +89,9 @@ impl Server {
         let chats = Pool::new(cfg.max_chats, cfg.max_chat_messages);
         let cfg_max_watches = cfg.max_watches;
         let ring = Ring::new(RING_ENTRIES)?;
-        if let Err(e) = ring.limit_workers(cfg.kernel_workers) {
-            log::info!("ring: kernel workers not capped at {} ({e})", cfg.kernel_workers);
+        match ring.limit_workers(cfg.kernel_workers) {
+            Ok(()) => log::info!("ring: kernel workers capped at {}", cfg.kernel_workers),
+            Err(e) => log::info!("ring: kernel workers not capped at {} ({e})", cfg.kernel_workers),
         }
         let world = World {
             ring,

@@ -248,19 +248,13 @@ struct Carry {
 pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> bool {
     let mut k = Carry { escaped: 0, in_string: 0, saved: 0, low_half: usize::MAX, line_done: false };
     let mut base = 0;
-    let mut pad = [b' '; BLOCK];
-    while base < bytes.len() {
+    // The whole blocks, in a loop that calls nothing but the visitor's
+    // out-of-line events: the short last block's copy stays outside it, so
+    // the classifier's constants can stay in registers.
+    while let Some(block) = bytes.get(base..).and_then(|rest| rest.first_chunk::<BLOCK>()) {
         if let Some(ahead) = bytes.get(base + PREFETCH) {
             C::prefetch(ahead);
         }
-        let rest = &bytes[base..];
-        let block = match rest.first_chunk::<BLOCK>() {
-            Some(block) => block,
-            None => {
-                pad[..rest.len()].copy_from_slice(rest);
-                &pad
-            }
-        };
         // SAFETY: forwarded from this function's contract.
         let mut classes = unsafe { C::basic(block) };
         if !step::<C, V>(&mut classes, block, bytes, base, &mut k, v) {
@@ -268,7 +262,15 @@ pub(crate) unsafe fn scan<C: Classify, V: Visit>(bytes: &[u8], v: &mut V) -> boo
         }
         base += BLOCK;
     }
-    true
+    let rest = bytes.get(base..).unwrap_or(&[]);
+    if rest.is_empty() {
+        return true;
+    }
+    let mut pad = [b' '; BLOCK];
+    pad[..rest.len()].copy_from_slice(rest);
+    // SAFETY: forwarded from this function's contract.
+    let mut classes = unsafe { C::basic(&pad) };
+    step::<C, V>(&mut classes, &pad, bytes, base, &mut k, v)
 }
 
 /// One block: the masks from its classes, then its events in order. Most

@@ -78,6 +78,17 @@ pub(crate) trait Classify {
     #[inline(always)]
     unsafe fn rest(_block: &[u8; BLOCK], _c: &mut Classes) {}
 
+    /// Only `simple`, for a block wholly inside a string with an escape
+    /// (whose structural bytes are text). By default all of `rest`.
+    ///
+    /// # Safety
+    /// As `classify`.
+    #[inline(always)]
+    unsafe fn rest_simple(block: &[u8; BLOCK], c: &mut Classes) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { Self::rest(block, c) }
+    }
+
     /// Bit i set when an odd number of bits at or below i are set.
     #[inline(always)]
     fn prefix_xor(x: u64) -> u64 {
@@ -295,9 +306,12 @@ fn step<C: Classify, V: Visit>(
     // Structural bytes count only outside strings, and the escape classes
     // only where something is escaped: a block wholly inside a string
     // with no escape needs neither.
-    if escaped != 0 || inside != !0 {
+    if inside != !0 {
         // SAFETY: forwarded from `scan`'s contract.
         unsafe { C::rest(block, c) };
+    } else if escaped != 0 {
+        // SAFETY: as above.
+        unsafe { C::rest_simple(block, c) };
     }
     let simple = escaped & c.simple;
     let mut events = (c.structural & !inside) | quotes | c.newline;
@@ -636,6 +650,16 @@ mod x86 {
         }
 
         #[inline(always)]
+        unsafe fn rest_simple(block: &[u8; BLOCK], c: &mut Classes) {
+            // SAFETY: as `classify`.
+            unsafe {
+                let lo = simple_avx2(block.as_ptr());
+                let hi = simple_avx2(block.as_ptr().add(32));
+                c.simple = join(lo, hi);
+            }
+        }
+
+        #[inline(always)]
         unsafe fn block_with_events<V: Visit>(
             events: u64,
             m: Masks,
@@ -713,6 +737,28 @@ mod x86 {
         [has(STRUCTURAL), has(SIMPLE)]
     }
 
+    /// The simple-escape mask of 32 bytes at `p`.
+    ///
+    /// # Safety
+    /// AVX2, and 32 readable bytes at `p`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn simple_avx2(p: *const u8) -> u32 {
+        // SAFETY: the caller guarantees 32 readable bytes; loadu has no
+        // alignment requirement.
+        let v = unsafe { _mm256_loadu_si256(p.cast()) };
+        let table = |t: &[u8; 16]| {
+            // SAFETY: 16 readable bytes in `t`.
+            let x = unsafe { _mm_loadu_si128(t.as_ptr().cast()) };
+            _mm256_broadcastsi128_si256(x)
+        };
+        let nib = _mm256_set1_epi8(0x0f);
+        let lo = _mm256_shuffle_epi8(table(&LOW), _mm256_and_si256(v, nib));
+        let hi = _mm256_shuffle_epi8(table(&HIGH), _mm256_and_si256(_mm256_srli_epi16::<4>(v), nib));
+        let class = _mm256_and_si256(_mm256_and_si256(lo, hi), _mm256_set1_epi8(SIMPLE));
+        !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32)
+    }
+
     /// Scans with AVX-512 BW: a block is one register, and a comparison
     /// gives its mask directly.
     ///
@@ -757,6 +803,19 @@ mod x86 {
                 let class = _mm512_and_si512(lo, hi);
                 c.structural = _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL));
                 c.simple = _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE));
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn rest_simple(block: &[u8; BLOCK], c: &mut Classes) {
+            // SAFETY: as `classify`.
+            unsafe {
+                let v = _mm512_loadu_si512(block.as_ptr().cast());
+                let table = |t: &[u8; 16]| _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()));
+                let nib = _mm512_set1_epi8(0x0f);
+                let lo = _mm512_shuffle_epi8(table(&LOW), _mm512_and_si512(v, nib));
+                let hi = _mm512_shuffle_epi8(table(&HIGH), _mm512_and_si512(_mm512_srli_epi16::<4>(v), nib));
+                c.simple = _mm512_test_epi8_mask(_mm512_and_si512(lo, hi), _mm512_set1_epi8(SIMPLE));
             }
         }
 

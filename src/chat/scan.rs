@@ -59,8 +59,8 @@ pub(crate) trait Classify {
 
     /// The classes every block needs — quotes, backslashes, newlines —
     /// leaving `structural` and `simple` to `rest`, which a block wholly
-    /// inside one string with no escape (most of a transcript's) never
-    /// asks for. By default, all of `classify`.
+    /// inside one string never asks for (one with an escape asks
+    /// `rest_simple`). By default, all of `classify`.
     ///
     /// # Safety
     /// As `classify`.
@@ -1017,6 +1017,34 @@ pub(crate) mod tests {
         let text = b"{\"a\":\"open\n{\"b\":1}\n";
         let got: Vec<u8> = events(Simd::Scalar, text).iter().map(|e| e.1).collect();
         assert_eq!(got, b"{<>:<\n{<>:}\n");
+    }
+
+    #[test]
+    fn every_classifier_measures_long_strings_the_same_as_structure_in_them_is_text() {
+        // Strings longer than a block, so some blocks are wholly inside one,
+        // with and without escapes (the classifiers' short cuts), and with
+        // structural bytes that must stay text.
+        let tokens: [&[u8]; 12] =
+            [b"a", b"{", b"}", b":", b",", b"[", b"\\n", b"\\\"", b"\\\\", b"\\u00e9", b"\\x", b" "];
+        let mut seed = 0x0DDB_A11C_AFE0_F00D;
+        for round in 0..400 {
+            let mut line = b"{\"k\":\"".to_vec();
+            let escapes = round % 2 == 0;
+            for _ in 0..(xorshift(&mut seed) % 600) {
+                let t = tokens[(xorshift(&mut seed) % tokens.len() as u64) as usize];
+                if escapes || !t.starts_with(b"\\") {
+                    line.extend_from_slice(t);
+                }
+            }
+            line.extend_from_slice(b"\",\"n\":[1,{\"a\":\"b\"}]}\n");
+            let want = events(Simd::Scalar, &line);
+            assert_eq!(want.iter().filter(|e| e.1 == b'<').count(), 5, "round {round}: the long string hid no quote");
+            let structural = want.iter().filter(|e| !matches!(e.1, b'<' | b'>' | b'\n')).count();
+            assert_eq!(structural, 11, "round {round}: only the bytes outside the strings are structure");
+            for simd in all_simd() {
+                assert_eq!(events(simd, &line), want, "{simd:?}, round {round}");
+            }
+        }
     }
 
     #[test]

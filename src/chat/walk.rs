@@ -230,6 +230,7 @@ impl Walker {
         self.walking()
     }
 
+    #[inline(always)]
     fn quote_event(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) {
         if self.phase != Phase::Open || self.skip > 0 {
             if self.phase == Phase::Start {
@@ -321,6 +322,7 @@ impl Walker {
         self.walking()
     }
 
+    #[inline(always)]
     fn structural_event(&mut self, bytes: &[u8], pos: usize, c: u8) {
         if self.skip > 0 {
             return self.skipping(pos, c);

@@ -15,7 +15,7 @@
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Store};
-use super::walk::{Node, Rec, Schema, Val, LEAF};
+use super::walk::{key_tables, KeyTable, Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -67,7 +67,8 @@ macro_rules! item_keys {
 }
 
 /// The schema of a codex record.
-pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, kind: TYPE, wanted: walked, nested };
+static TABLES: [KeyTable; NODES.len()] = key_tables(&NODES);
+pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, tables: &TABLES, kind: TYPE, wanted: walked, nested };
 
 /// The record types that can hold a message: items, wrapped or bare, and
 /// a compaction's summary.

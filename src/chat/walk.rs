@@ -31,12 +31,54 @@ pub(crate) struct Node {
 /// A leaf, and the placeholder for node 0 (which means "not recorded").
 pub(crate) const LEAF: Node = Node { keys: &[], elem: 0 };
 
+/// Slots of a node's key table.
+const KEY_SLOTS: usize = 64;
+
+/// Where a node's key may be in its `keys`, by the key's hash: 0 for no
+/// key, `KEY_SHARED` for keys that share the slot (looked for one by
+/// one), else the index plus one. A key is looked up once per key of
+/// every object walked — millions in a long rollout — so it costs one
+/// hash and one comparison rather than a pass over every key of the node.
+pub(crate) type KeyTable = [u8; KEY_SLOTS];
+
+const KEY_SHARED: u8 = u8::MAX;
+
+/// A key's slot: its length, first and last bytes (chosen so that no two
+/// keys of one node of today's schemas share a slot; a test holds them
+/// to it).
+const fn key_slot(key: &[u8]) -> usize {
+    match key {
+        [] => 0,
+        _ => (key.len() * 4 + key[0] as usize * 3 + key[key.len() - 1] as usize * 7) % KEY_SLOTS,
+    }
+}
+
+/// The key tables of a schema's nodes, built at compile time.
+pub(crate) const fn key_tables<const N: usize>(nodes: &[Node; N]) -> [KeyTable; N] {
+    let mut tables = [[0u8; KEY_SLOTS]; N];
+    let mut n = 0;
+    while n < N {
+        let keys = nodes[n].keys;
+        assert!(keys.len() < KEY_SHARED as usize, "a node of more keys than a table slot can name");
+        let mut i = 0;
+        while i < keys.len() {
+            let slot = key_slot(keys[i].0);
+            tables[n][slot] = if tables[n][slot] == 0 { i as u8 + 1 } else { KEY_SHARED };
+            i += 1;
+        }
+        n += 1;
+    }
+    tables
+}
+
 /// A format's schema: its nodes (node 1 is the record), and which record
 /// types are worth walking. Most lines of a rollout are bookkeeping
 /// (`event_msg`, progress); once the record's `type` says so, the rest of
 /// the line is not walked.
 pub(crate) struct Schema {
     pub nodes: &'static [Node],
+    /// `key_tables(nodes)`.
+    pub tables: &'static [KeyTable],
     /// The node of the record's `type`.
     pub kind: u8,
     pub wanted: fn(&[u8]) -> bool,
@@ -269,16 +311,19 @@ impl Walker {
     /// A key ends at `pos`: which value comes next.
     fn key(&mut self, bytes: &[u8], pos: usize) {
         let key = bytes.get(self.str_at + 1..pos).unwrap_or(&[]);
-        let nodes = self.schema.nodes;
+        let schema = self.schema;
         let Some(f) = self.frames.last_mut() else { return };
-        let node = nodes.get(usize::from(f.sid)).unwrap_or(&LEAF);
+        let node = schema.nodes.get(usize::from(f.sid)).unwrap_or(&LEAF);
         f.key_sid = 0;
-        // Length and first byte rule out most keys; the rest are short
-        // enough that a byte loop beats a call to memcmp.
-        let first = key.first().copied();
-        let same =
-            |k: &[u8]| k.len() == key.len() && k.first().copied() == first && k.iter().zip(key).all(|(a, b)| a == b);
-        if let Some(i) = node.keys.iter().position(|(k, _)| same(k)) {
+        // Keys are short enough that a byte loop beats a call to memcmp.
+        let same = |k: &[u8]| k.len() == key.len() && k.iter().zip(key).all(|(a, b)| a == b);
+        let slot = schema.tables.get(usize::from(f.sid)).map_or(0, |t| t[key_slot(key)]);
+        let found = match slot {
+            0 => None,
+            KEY_SHARED => node.keys.iter().position(|(k, _)| same(k)),
+            i => Some(usize::from(i - 1)).filter(|&i| node.keys.get(i).is_some_and(|(k, _)| same(k))),
+        };
+        if let Some(i) = found {
             let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
             if f.seen & bit == 0 {
                 f.seen |= bit;
@@ -559,14 +604,17 @@ mod tests {
     const TEXT: u8 = 6;
     static NODES: [Node; 7] = [
         LEAF,
-        Node { keys: &[(b"a", A), (b"b", B), (b"list", LIST)], elem: 0 },
+        // `lis4` shares `list`'s key slot, and is not recorded.
+        Node { keys: &[(b"a", A), (b"b", B), (b"list", LIST), (b"lis4", 0)], elem: 0 },
         LEAF,
         LEAF,
         Node { keys: &[], elem: ITEM },
         Node { keys: &[(b"text", TEXT)], elem: 0 },
         LEAF,
     ];
-    static SCHEMA: Schema = Schema { nodes: &NODES, kind: B, wanted: |t| t != b"skip", nested: any_nested };
+    static TABLES: [KeyTable; 7] = key_tables(&NODES);
+    static SCHEMA: Schema =
+        Schema { nodes: &NODES, tables: &TABLES, kind: B, wanted: |t| t != b"skip", nested: any_nested };
 
     struct One<'a>(&'a mut Walker, &'a [u8]);
     impl Visit for One<'_> {
@@ -619,6 +667,28 @@ mod tests {
             texts(line),
             ["Str=hi", "Scalar=true", "Str=t1", "item:Str=s", "item:Scalar=7", r#"item:Obj={"q":1}"#]
         );
+    }
+
+    #[test]
+    fn keys_that_share_a_slot_are_told_apart() {
+        assert_eq!(TABLES[1][key_slot(b"list")], KEY_SHARED, "the test schema has its shared slot");
+        assert_eq!(texts(br#"{"lis4":[{"text":"no"}],"list":[{"text":"t"}],"a":"x"}"#), ["Str=x", "Str=t"]);
+        // Not a key of the node, but in a key's slot.
+        assert_eq!(key_slot(b"A"), key_slot(b"a"));
+        assert_eq!(texts(br#"{"A":"no","a":"x"}"#), ["Str=x"]);
+    }
+
+    #[test]
+    fn every_key_of_the_formats_has_a_slot_of_its_own() {
+        use super::super::{claude, codex, pi};
+        for (name, schema) in [("claude", &claude::SCHEMA), ("codex", &codex::SCHEMA), ("pi", &pi::SCHEMA)] {
+            for (n, node) in schema.nodes.iter().enumerate() {
+                for (i, (k, _)) in node.keys.iter().enumerate() {
+                    let slot = schema.tables[n][key_slot(k)];
+                    assert_eq!(usize::from(slot), i + 1, "{name} node {n}: {:?}", String::from_utf8_lossy(k));
+                }
+            }
+        }
     }
 
     #[test]

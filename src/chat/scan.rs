@@ -711,13 +711,13 @@ mod x86 {
         [eq(b'"'), eq(b'\\'), eq(b'\n')]
     }
 
-    /// The structural and simple-escape masks of 32 bytes at `p`.
+    /// The class bits (`LOW` × `HIGH`) of each of 32 bytes at `p`.
     ///
     /// # Safety
     /// AVX2, and 32 readable bytes at `p`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn rest_avx2(p: *const u8) -> [u32; 2] {
+    unsafe fn class_avx2(p: *const u8) -> __m256i {
         // SAFETY: the caller guarantees 32 readable bytes; loadu has no
         // alignment requirement.
         let v = unsafe { _mm256_loadu_si256(p.cast()) };
@@ -729,34 +729,38 @@ mod x86 {
         let nib = _mm256_set1_epi8(0x0f);
         let lo = _mm256_shuffle_epi8(table(&LOW), _mm256_and_si256(v, nib));
         let hi = _mm256_shuffle_epi8(table(&HIGH), _mm256_and_si256(_mm256_srli_epi16::<4>(v), nib));
-        let class = _mm256_and_si256(lo, hi);
-        let has = |bits: i8| {
-            let none = _mm256_cmpeq_epi8(_mm256_and_si256(class, _mm256_set1_epi8(bits)), _mm256_setzero_si256());
-            !(_mm256_movemask_epi8(none) as u32)
-        };
-        [has(STRUCTURAL), has(SIMPLE)]
+        _mm256_and_si256(lo, hi)
+    }
+
+    /// Which of the 32 bytes have any of `bits` among their classes.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn has_avx2(class: __m256i, bits: i8) -> u32 {
+        let none = _mm256_cmpeq_epi8(_mm256_and_si256(class, _mm256_set1_epi8(bits)), _mm256_setzero_si256());
+        !(_mm256_movemask_epi8(none) as u32)
+    }
+
+    /// The structural and simple-escape masks of 32 bytes at `p`.
+    ///
+    /// # Safety
+    /// As `class_avx2`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn rest_avx2(p: *const u8) -> [u32; 2] {
+        // SAFETY: forwarded from this function's contract.
+        let class = unsafe { class_avx2(p) };
+        [has_avx2(class, STRUCTURAL), has_avx2(class, SIMPLE)]
     }
 
     /// The simple-escape mask of 32 bytes at `p`.
     ///
     /// # Safety
-    /// AVX2, and 32 readable bytes at `p`.
+    /// As `class_avx2`.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn simple_avx2(p: *const u8) -> u32 {
-        // SAFETY: the caller guarantees 32 readable bytes; loadu has no
-        // alignment requirement.
-        let v = unsafe { _mm256_loadu_si256(p.cast()) };
-        let table = |t: &[u8; 16]| {
-            // SAFETY: 16 readable bytes in `t`.
-            let x = unsafe { _mm_loadu_si128(t.as_ptr().cast()) };
-            _mm256_broadcastsi128_si256(x)
-        };
-        let nib = _mm256_set1_epi8(0x0f);
-        let lo = _mm256_shuffle_epi8(table(&LOW), _mm256_and_si256(v, nib));
-        let hi = _mm256_shuffle_epi8(table(&HIGH), _mm256_and_si256(_mm256_srli_epi16::<4>(v), nib));
-        let class = _mm256_and_si256(_mm256_and_si256(lo, hi), _mm256_set1_epi8(SIMPLE));
-        !(_mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32)
+        // SAFETY: forwarded from this function's contract.
+        has_avx2(unsafe { class_avx2(p) }, SIMPLE)
     }
 
     /// Scans with AVX-512 BW: a block is one register, and a comparison
@@ -794,29 +798,15 @@ mod x86 {
         #[inline(always)]
         unsafe fn rest(block: &[u8; BLOCK], c: &mut Classes) {
             // SAFETY: as `classify`.
-            unsafe {
-                let v = _mm512_loadu_si512(block.as_ptr().cast());
-                let table = |t: &[u8; 16]| _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()));
-                let nib = _mm512_set1_epi8(0x0f);
-                let lo = _mm512_shuffle_epi8(table(&LOW), _mm512_and_si512(v, nib));
-                let hi = _mm512_shuffle_epi8(table(&HIGH), _mm512_and_si512(_mm512_srli_epi16::<4>(v), nib));
-                let class = _mm512_and_si512(lo, hi);
-                c.structural = _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL));
-                c.simple = _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE));
-            }
+            let class = unsafe { class_avx512(block) };
+            c.structural = _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL));
+            c.simple = _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE));
         }
 
         #[inline(always)]
         unsafe fn rest_simple(block: &[u8; BLOCK], c: &mut Classes) {
             // SAFETY: as `classify`.
-            unsafe {
-                let v = _mm512_loadu_si512(block.as_ptr().cast());
-                let table = |t: &[u8; 16]| _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()));
-                let nib = _mm512_set1_epi8(0x0f);
-                let lo = _mm512_shuffle_epi8(table(&LOW), _mm512_and_si512(v, nib));
-                let hi = _mm512_shuffle_epi8(table(&HIGH), _mm512_and_si512(_mm512_srli_epi16::<4>(v), nib));
-                c.simple = _mm512_test_epi8_mask(_mm512_and_si512(lo, hi), _mm512_set1_epi8(SIMPLE));
-            }
+            c.simple = _mm512_test_epi8_mask(unsafe { class_avx512(block) }, _mm512_set1_epi8(SIMPLE));
         }
 
         #[inline(always)]
@@ -840,6 +830,25 @@ mod x86 {
         #[inline(always)]
         fn prefix_xor(x: u64) -> u64 {
             Avx2::prefix_xor(x)
+        }
+    }
+
+    /// The class bits (`LOW` × `HIGH`) of each byte of a block.
+    ///
+    /// # Safety
+    /// AVX-512 BW.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn class_avx512(block: &[u8; BLOCK]) -> __m512i {
+        // SAFETY: `block` is 64 readable bytes and loadu has no alignment
+        // requirement; `LOW` and `HIGH` are 16 each.
+        unsafe {
+            let v = _mm512_loadu_si512(block.as_ptr().cast());
+            let table = |t: &[u8; 16]| _mm512_broadcast_i32x4(_mm_loadu_si128(t.as_ptr().cast()));
+            let nib = _mm512_set1_epi8(0x0f);
+            let lo = _mm512_shuffle_epi8(table(&LOW), _mm512_and_si512(v, nib));
+            let hi = _mm512_shuffle_epi8(table(&HIGH), _mm512_and_si512(_mm512_srli_epi16::<4>(v), nib));
+            _mm512_and_si512(lo, hi)
         }
     }
 

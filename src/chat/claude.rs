@@ -20,7 +20,7 @@
 
 use super::conv::{self, Call, Conv, PartKeys, Pending};
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
-use super::walk::{any_nested, key_tables, KeyTable, Node, Rec, Schema, Val, LEAF};
+use super::walk::{any_nested, Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -69,8 +69,7 @@ const CACHE_READ: u8 = 39;
 const CACHE_WRITE: u8 = 40;
 
 /// The schema of a Claude Code record.
-static TABLES: [KeyTable; NODES.len()] = key_tables(&NODES);
-pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, tables: &TABLES, kind: TYPE, wanted, nested: any_nested };
+pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, wanted, any_nested);
 
 /// The record types that can hold a message.
 fn wanted(ty: &[u8]) -> bool {

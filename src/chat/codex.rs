@@ -15,7 +15,7 @@
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Store};
-use super::walk::{key_tables, KeyTable, Node, Rec, Schema, Val, LEAF};
+use super::walk::{Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -67,8 +67,7 @@ macro_rules! item_keys {
 }
 
 /// The schema of a codex record.
-static TABLES: [KeyTable; NODES.len()] = key_tables(&NODES);
-pub(crate) static SCHEMA: Schema = Schema { nodes: &NODES, tables: &TABLES, kind: TYPE, wanted: walked, nested };
+pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, walked, nested);
 
 /// The record types that can hold a message: items, wrapped or bare, and
 /// a compaction's summary.

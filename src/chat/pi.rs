@@ -32,7 +32,7 @@
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Span, Store, LIT_IMAGE};
-use super::walk::{any_nested, key_tables, KeyTable, Node, Rec, Schema, Val, LEAF};
+use super::walk::{any_nested, Node, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -69,9 +69,7 @@ const REASONING: u8 = 29;
 const REASONING_TOKENS: u8 = 30;
 
 /// The schema of a pi or omp entry.
-static TABLES: [KeyTable; NODES.len()] = key_tables(&NODES);
-pub(crate) static SCHEMA: Schema =
-    Schema { nodes: &NODES, tables: &TABLES, kind: TYPE, wanted: entry, nested: any_nested };
+pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, entry, any_nested);
 
 /// Every entry is walked: even bookkeeping entries stand in the tree, and
 /// their `id` and `parentId` come after their `type`.

@@ -305,7 +305,7 @@ fn step<C: Classify, V: Visit>(
     k.in_string = 0u64.wrapping_sub(inside >> 63);
     // Structural bytes count only outside strings, and the escape classes
     // only where something is escaped: a block wholly inside a string
-    // with no escape needs neither.
+    // needs only the simple escapes, and only if it has an escape.
     if inside != !0 {
         // SAFETY: forwarded from `scan`'s contract.
         unsafe { C::rest(block, c) };

@@ -39,7 +39,7 @@ const KEY_SLOTS: usize = 64;
 /// one), else the index plus one. A key is looked up once per key of
 /// every object walked — millions in a long rollout — so it costs one
 /// hash and one comparison rather than a pass over every key of the node.
-pub(crate) type KeyTable = [u8; KEY_SLOTS];
+type KeyTable = [u8; KEY_SLOTS];
 
 const KEY_SHARED: u8 = u8::MAX;
 
@@ -53,11 +53,16 @@ const fn key_slot(key: &[u8]) -> usize {
     }
 }
 
+/// Nodes a schema may have: node ids are bytes, and today's largest
+/// schema (claude's) has 41.
+const MAX_NODES: usize = 64;
+
 /// The key tables of a schema's nodes, built at compile time.
-pub(crate) const fn key_tables<const N: usize>(nodes: &[Node; N]) -> [KeyTable; N] {
-    let mut tables = [[0u8; KEY_SLOTS]; N];
+const fn key_tables(nodes: &[Node]) -> [KeyTable; MAX_NODES] {
+    assert!(nodes.len() <= MAX_NODES, "a schema of more nodes than MAX_NODES");
+    let mut tables = [[0u8; KEY_SLOTS]; MAX_NODES];
     let mut n = 0;
-    while n < N {
+    while n < nodes.len() {
         let keys = nodes[n].keys;
         assert!(keys.len() < KEY_SHARED as usize, "a node of more keys than a table slot can name");
         let mut i = 0;
@@ -76,17 +81,29 @@ pub(crate) const fn key_tables<const N: usize>(nodes: &[Node; N]) -> [KeyTable; 
 /// (`event_msg`, progress); once the record's `type` says so, the rest of
 /// the line is not walked.
 pub(crate) struct Schema {
-    pub nodes: &'static [Node],
-    /// `key_tables(nodes)`.
-    pub tables: &'static [KeyTable],
+    nodes: &'static [Node],
+    /// Each node's key table, made from `nodes` by `Schema::new`.
+    tables: [KeyTable; MAX_NODES],
     /// The node of the record's `type`.
-    pub kind: u8,
-    pub wanted: fn(&[u8]) -> bool,
+    kind: u8,
+    wanted: fn(&[u8]) -> bool,
     /// A `kind` one level down (a codex payload's `type`), given the
     /// record's type when it came first (else empty): whether the rest of
     /// the line is worth walking. Of codex's `event_msg`s only the token
     /// counts are.
-    pub nested: fn(&[u8], &[u8]) -> bool,
+    nested: fn(&[u8], &[u8]) -> bool,
+}
+
+impl Schema {
+    /// A schema of `nodes`, its key tables built at compile time.
+    pub const fn new(
+        nodes: &'static [Node],
+        kind: u8,
+        wanted: fn(&[u8]) -> bool,
+        nested: fn(&[u8], &[u8]) -> bool,
+    ) -> Schema {
+        Schema { nodes, tables: key_tables(nodes), kind, wanted, nested }
+    }
 }
 
 /// For a schema whose records are worth walking whatever is nested.
@@ -612,9 +629,7 @@ mod tests {
         Node { keys: &[(b"text", TEXT)], elem: 0 },
         LEAF,
     ];
-    static TABLES: [KeyTable; 7] = key_tables(&NODES);
-    static SCHEMA: Schema =
-        Schema { nodes: &NODES, tables: &TABLES, kind: B, wanted: |t| t != b"skip", nested: any_nested };
+    static SCHEMA: Schema = Schema::new(&NODES, B, |t| t != b"skip", any_nested);
 
     struct One<'a>(&'a mut Walker, &'a [u8]);
     impl Visit for One<'_> {
@@ -671,7 +686,7 @@ mod tests {
 
     #[test]
     fn keys_that_share_a_slot_are_told_apart() {
-        assert_eq!(TABLES[1][key_slot(b"list")], KEY_SHARED, "the test schema has its shared slot");
+        assert_eq!(SCHEMA.tables[1][key_slot(b"list")], KEY_SHARED, "the test schema has its shared slot");
         assert_eq!(texts(br#"{"lis4":[{"text":"no"}],"list":[{"text":"t"}],"a":"x"}"#), ["Str=x", "Str=t"]);
         // Not a key of the node, but in a key's slot.
         assert_eq!(key_slot(b"A"), key_slot(b"a"));

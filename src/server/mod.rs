@@ -91,7 +91,7 @@ impl Server {
         let ring = Ring::new(RING_ENTRIES)?;
         match ring.limit_workers(cfg.kernel_workers) {
             Ok(()) => log::info!("ring: kernel workers capped at {}", cfg.kernel_workers),
-            Err(e) => log::info!("ring: kernel workers not capped at {} ({e})", cfg.kernel_workers),
+            Err(e) => log::warn!("ring: kernel workers not capped at {} ({e})", cfg.kernel_workers),
         }
         let world = World {
             ring,

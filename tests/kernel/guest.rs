@@ -13,9 +13,10 @@
 //!
 //! KVM is used when `/dev/kvm` opens and works. "Works" is not something
 //! an open can tell (on our CI machine the device exists and a KVM guest
-//! never runs), so a KVM boot that has not reached `/init` within
-//! `KVM_INIT_DEADLINE` is killed, remembered in the cache as hanging, and
-//! the run starts over under TCG. `NINEAGENTS_GUEST_ACCEL=tcg|kvm` decides
+//! never runs; on another, qemu aborts setting up the vCPU), so a KVM boot
+//! that has not reached `/init` within `KVM_INIT_DEADLINE`, or whose qemu
+//! exited before it did, is given up, remembered in the cache, and the run
+//! starts over under TCG. `NINEAGENTS_GUEST_ACCEL=tcg|kvm` decides
 //! instead.
 
 use std::fs;
@@ -235,8 +236,8 @@ pub fn boot(
         match collect(kit, initrd, "kvm", Some(KVM_INIT_DEADLINE), deadline, echo)? {
             Some(run) => return Ok(run),
             None => {
-                eprintln!("kernel test: a KVM guest did not reach /init in {KVM_INIT_DEADLINE:?}: using TCG (remembered in {})", hangs.display());
-                let _ = fs::write(&hangs, "a KVM guest hung before /init; remove this file to try KVM again\n");
+                eprintln!("kernel test: a KVM guest did not reach /init (hung for {KVM_INIT_DEADLINE:?}, or qemu exited): using TCG (remembered in {})", hangs.display());
+                let _ = fs::write(&hangs, "a KVM guest hung or failed before /init; remove this file to try KVM again\n");
             }
         }
     }
@@ -263,11 +264,15 @@ fn qemu(kit: &Kit, initrd: &Path, accel: &str) -> Command {
     if accel == "kvm" {
         cmd.args(["-cpu", "host"]);
     }
+    if let (Ok(shift), "tcg") = (std::env::var("NINEAGENTS_GUEST_ICOUNT"), accel) {
+        cmd.args(["-icount", &format!("shift={shift}")]);
+    }
     cmd
 }
 
 /// Run qemu, reading its console into lines. `None` when `init_deadline`
-/// passed before `/init` spoke (the guest is killed).
+/// is given (a KVM try) and passed, or qemu exited, before `/init` spoke
+/// (the guest is killed; what qemu said is printed).
 fn collect(
     kit: &Kit,
     initrd: &Path,
@@ -322,6 +327,10 @@ fn collect(
         }
     }
     let status = child.0.wait().map_err(|e| e.to_string())?;
+    if boot.is_none() && init_deadline.is_some() {
+        eprintln!("kernel test: qemu -accel {accel} ({status}) never reached /init:\n{}", lines.join("\n"));
+        return Ok(None);
+    }
     let boot = boot.ok_or_else(|| format!("qemu ({status}) never reached /init:\n{}", lines.join("\n")))?;
     Ok(Some(Run { lines, accel, boot, total: start.elapsed() }))
 }

@@ -390,7 +390,16 @@ fn check_openat2() -> std::io::Result<()> {
 /// served a burst of clients would keep the burst's size long after they
 /// left. A fixed threshold keeps every block this large its own mapping,
 /// given back to the system when freed.
-const MALLOC_MMAP_THRESHOLD_BYTES: i32 = 128 * 1024;
+///
+/// It sits just above one Linux kernel mount's read reply: the client
+/// asks every Tread for its whole msize (128 KiB by default) less the
+/// header, whatever the file holds, and the reply's buffer — 131,059
+/// bytes, a 128 KiB chunk to malloc — was a mapping of its own at a
+/// threshold of 128 KiB: an mmap, page faults, an munmap and a TLB flush
+/// for every read, a quarter of the daemon's CPU in a `cat` of a small file
+/// (bench/README, ops.rs). Such buffers now come from the heap, which
+/// `malloc_trim` gives back after a burst (`server::trim`).
+const MALLOC_MMAP_THRESHOLD_BYTES: i32 = 132 * 1024;
 
 fn return_big_buffers_to_the_system() {
     // SAFETY: mallopt only sets a malloc tunable; it is called before any

@@ -50,11 +50,18 @@ use crate::mapped::Mapped;
 /// (`push`), so this bounds a batch, not what can be in flight.
 pub const RING_ENTRIES: u32 = 256;
 
-/// Reads this large or larger run on a kernel worker (`IOSQE_ASYNC`): a
-/// page-cache read of a megabyte takes a few hundred microseconds to copy,
-/// which inline would be spent inside the loop's submit. Smaller reads
-/// (records, heads, tails) are cheaper inline than a worker's hand-off.
+/// Reads expected to copy this much or more run on a kernel worker
+/// (`IOSQE_ASYNC`): a page-cache read of a megabyte takes a few hundred
+/// microseconds to copy, which inline would be spent inside the loop's
+/// submit. Smaller reads (records, heads, tails, small files) are cheaper
+/// inline than a worker's hand-off.
 pub const READ_ASYNC_BYTES_MIN: usize = 64 * 1024;
+
+/// Whether a read of `len` bytes expected to copy `expect` of them is
+/// handed to a kernel worker (`READ_ASYNC_BYTES_MIN`).
+pub(crate) fn copied_by_a_worker(len: u32, expect: u32) -> bool {
+    expect.min(len) as usize >= READ_ASYNC_BYTES_MIN
+}
 
 /// What to ask the kernel for. Each variant hands over what the kernel
 /// will touch; it comes back in the `Completion`.
@@ -70,8 +77,10 @@ pub enum Sub {
     /// statx of `path` (empty with AT_EMPTY_PATH for the fd itself).
     Statx { dirfd: RawFd, path: CString, flags: i32, mask: u32 },
     /// pread of `len` bytes at `offset` into `buf` after its current
-    /// length; `fd` stays owned by the operation when given.
-    Read { fd: RawFd, owned: Option<OwnedFd>, buf: Vec<u8>, len: u32, offset: u64 },
+    /// length; `fd` stays owned by the operation when given. `expect` is
+    /// what it is expected to copy (at most `len`; less when the file is
+    /// known to end sooner), which decides `READ_ASYNC_BYTES_MIN`.
+    Read { fd: RawFd, owned: Option<OwnedFd>, buf: Vec<u8>, len: u32, offset: u64, expect: u32 },
     /// Bring a mapping's pages in (madvise `MADV_POPULATE_READ`, always
     /// on a kernel worker): a disk read, if any, is the worker's, never
     /// the loop's. The mapping comes back in the completion.
@@ -451,7 +460,7 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             op.statx = Some(sx);
             entry
         }
-        Sub::Read { fd, owned, mut buf, len, offset } => {
+        Sub::Read { fd, owned, mut buf, len, offset, expect } => {
             let at = buf.len();
             buf.reserve(len as usize);
             op.buf = buf;
@@ -466,7 +475,7 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
             // A large read is copied by a kernel worker, not inline while
             // the loop submits: the loop's turn stays short however many
             // megabytes clients read, and others' requests go on.
-            if len as usize >= READ_ASYNC_BYTES_MIN {
+            if copied_by_a_worker(len, expect) {
                 entry.flags(squeue::Flags::ASYNC)
             } else {
                 entry

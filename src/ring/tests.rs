@@ -212,7 +212,17 @@ fn most_workers_during_reads(cap: u32) -> Option<usize> {
     assert_eq!(ring.worker_limits().unwrap(), [cap, cap]);
     for i in 0..READS {
         let buf = Vec::with_capacity(READ_BYTES);
-        ring.submit(i, Sub::Read { fd: file.as_raw_fd(), owned: None, buf, len: READ_BYTES as u32, offset: 0 });
+        ring.submit(
+            i,
+            Sub::Read {
+                fd: file.as_raw_fd(),
+                owned: None,
+                buf,
+                len: READ_BYTES as u32,
+                offset: 0,
+                expect: READ_BYTES as u32,
+            },
+        );
     }
     ring.flush();
     let (mut done, mut most) = (0, 0);

@@ -65,8 +65,9 @@ pub(crate) enum Opened {
     /// A fact of the skeleton, computed at each read.
     Fact(u16),
     /// A file on disk, through the fd opened at Topen (so a file unlinked
-    /// while open stays readable, and no path is resolved again).
-    File(Rc<OwnedFd>),
+    /// while open stays readable, and no path is resolved again), and its
+    /// size then: what a read is expected to copy (`jobs::read`).
+    File { fd: Rc<OwnedFd>, size: u64 },
     /// A directory, listed at Topen; a 9P2000 read walks this snapshot.
     Dir(Rc<Vec<Entry>>),
     /// Derived text (an /active field), computed at Topen.

@@ -335,7 +335,7 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
     let trace = w.cfg.trace;
     match f.opened().cloned() {
         None | Some(Opened::Zmx { .. }) => Err(Error::FidNotOpen),
-        Some(Opened::File(file)) => {
+        Some(Opened::File { fd, size }) => {
             // No file reaches past i64::MAX: a read at or over it, or of
             // nothing, is empty — and must not reach the kernel, which
             // refuses a range that overflows (and reads -1 as "the current
@@ -345,7 +345,7 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
                 conn.reply(tag, &Rmsg::Read { data: &[] }, trace);
                 return Ok(None);
             }
-            Ok(Some(Job::Read(jobs::read::Read::new(tag, file, offset, count))))
+            Ok(Some(Job::Read(jobs::read::Read::new(tag, fd, offset, count, size))))
         }
         // 9P2000.L lists with Treaddir; a directory's Tread is 9P2000's.
         Some(Opened::Dir(_)) if conn.dialect == Dialect::L => Err(Error::IsDir),

@@ -501,7 +501,14 @@ impl Server {
             if let Some(fd) = w.waits.inotify().map(|f| f.as_raw_fd()) {
                 w.waits.inotify_armed = true;
                 let buf = Vec::with_capacity(watch::INOTIFY_READ_BYTES);
-                let read = Sub::Read { fd, owned: None, buf, len: watch::INOTIFY_READ_BYTES as u32, offset: u64::MAX };
+                let read = Sub::Read {
+                    fd,
+                    owned: None,
+                    buf,
+                    len: watch::INOTIFY_READ_BYTES as u32,
+                    offset: u64::MAX,
+                    expect: 0,
+                };
                 w.ring.submit(Token::Inotify, read);
             }
         }
@@ -531,7 +538,7 @@ impl Server {
     fn arm_signal(&mut self) {
         let fd = self.signal_fd.as_raw_fd();
         let buf = Vec::with_capacity(SIGINFO_BYTES);
-        let read = Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX };
+        let read = Sub::Read { fd, owned: None, buf, len: SIGINFO_BYTES as u32, offset: u64::MAX, expect: 0 };
         self.world.ring.submit(Token::Signal, read);
     }
 

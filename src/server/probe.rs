@@ -199,7 +199,8 @@ impl Probe {
                 return self.finish(ops, Err(libc::EINVAL));
             }
             let (fd, buf) = (fd.as_raw_fd(), Vec::with_capacity(max as usize));
-            ops.submit(op, Sub::Read { fd, owned: None, buf, len: max, offset });
+            let expect = meta.size.saturating_sub(offset).min(max as u64) as u32;
+            ops.submit(op, Sub::Read { fd, owned: None, buf, len: max, offset, expect });
             self.result = Some(Ok(meta));
             self.phase = Phase::ReadData;
             return;

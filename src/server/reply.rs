@@ -166,7 +166,7 @@ pub(crate) fn keep_listing(world: &mut World, conn: &mut Conn, listed: Option<Bo
 }
 
 pub(crate) fn discard(world: &mut World, result: Result<Reply, Error>) {
-    if let Ok(Reply::Open { opened: opened @ Opened::File(_), .. }) = result {
+    if let Ok(Reply::Open { opened: opened @ Opened::File { .. }, .. }) = result {
         world.release_opened(opened);
     }
 }

@@ -113,7 +113,7 @@ impl World {
 /// counts (a job's context).
 pub(crate) fn release_opened(ring: &mut Ring<Token>, held: &mut Held, opened: Opened) {
     match opened {
-        Opened::File(rc) => release_file(ring, held, rc),
+        Opened::File { fd, .. } => release_file(ring, held, fd),
         Opened::Dir(rc) if Rc::strong_count(&rc) == 1 => held.entries -= rc.len(),
         _ => {}
     }

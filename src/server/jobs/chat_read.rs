@@ -62,7 +62,14 @@ impl ChatRead {
         self.file = Some(file);
         cx.ops.submit(
             0,
-            Sub::Read { fd, owned: None, buf: Vec::with_capacity(len as usize), len, offset: plan.file_offset },
+            Sub::Read {
+                fd,
+                owned: None,
+                buf: Vec::with_capacity(len as usize),
+                len,
+                offset: plan.file_offset,
+                expect: len,
+            },
         );
         Step::Wait
     }

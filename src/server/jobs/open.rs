@@ -135,7 +135,11 @@ impl Open {
                     return fail(Error::TooManyOpenFiles);
                 }
                 cx.held.files += 1;
-                Step::Answer(Ok(Reply::Open { fid: self.fid, qid: m.qid(), opened: Opened::File(Rc::new(fd)) }))
+                Step::Answer(Ok(Reply::Open {
+                    fid: self.fid,
+                    qid: m.qid(),
+                    opened: Opened::File { fd: Rc::new(fd), size: m.size },
+                }))
             }
             (Ok(m), Some(fd)) if m.is_dir() => {
                 let listing = Listing {

@@ -3,6 +3,15 @@
 //! when the bytes are back). The buffer is charged to the connection until
 //! the record is reaped, flushed or not, so a client that pipelines reads
 //! and never reads a reply is held to its budget.
+//!
+//! A client asks for as much as its msize allows whatever the file holds
+//! (Linux: 128 KiB for a 100-byte file, and again at its end to see 0), so
+//! what decides whether a kernel worker copies the bytes
+//! (`ring::READ_ASYNC_BYTES_MIN`) is what the read is expected to copy: the
+//! count, or less where the file was shorter when it was opened. A file
+//! that grew since is read inline, at most a count's bytes (one msize), as
+//! any small read is; handing every such read to a worker was two context
+//! switches each, two a `cat` of a small file (bench/README, ops.rs).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
@@ -23,11 +32,17 @@ pub(crate) struct Read {
     file: Option<Rc<OwnedFd>>,
     offset: u64,
     count: u32,
+    /// The bytes it is expected to copy: `count`, or what the file held
+    /// past `offset` when it was opened, if less.
+    expect: u32,
 }
 
 impl Read {
-    pub(crate) fn new(tag: u16, file: Rc<OwnedFd>, offset: u64, count: u32) -> Read {
-        Read { tag, file: Some(file), offset, count }
+    /// A read of `count` bytes at `offset` of a file that held `size`
+    /// bytes when it was opened.
+    pub(crate) fn new(tag: u16, file: Rc<OwnedFd>, offset: u64, count: u32, size: u64) -> Read {
+        let expect = size.saturating_sub(offset).min(count as u64) as u32;
+        Read { tag, file: Some(file), offset, count, expect }
     }
 
     pub(crate) fn charge(&self) -> usize {
@@ -43,7 +58,8 @@ impl Read {
                 let fd = self.file.as_ref().expect("held until released").as_raw_fd();
                 let mut buf = Vec::with_capacity(self.charge());
                 proto::rread_begin(&mut buf, self.tag);
-                cx.ops.submit(0, Sub::Read { fd, owned: None, buf, len: self.count, offset: self.offset });
+                let (len, offset, expect) = (self.count, self.offset, self.expect);
+                cx.ops.submit(0, Sub::Read { fd, owned: None, buf, len, offset, expect });
                 Step::Wait
             }
             Event::Done(_, c) if c.result < 0 => fail(match -c.result {
@@ -63,5 +79,38 @@ impl Read {
         if let Some(file) = self.file.take() {
             super::super::world::release_file(cx.ops.ring, cx.held, file);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::{copied_by_a_worker, READ_ASYNC_BYTES_MIN};
+
+    /// A Tread at the Linux client's default msize (128 KiB).
+    const COUNT: u32 = 128 * 1024 - proto::IOHDRSZ;
+
+    fn read(offset: u64, size: u64) -> Read {
+        let fd: OwnedFd = std::fs::File::open("/dev/null").unwrap().into();
+        Read::new(1, Rc::new(fd), offset, COUNT, size)
+    }
+
+    #[test]
+    fn a_full_count_read_of_a_small_file_is_copied_inline_not_by_a_worker() {
+        for (offset, size, expect) in [(0, 100, 100), (100, 100, 0), (4096, 100, 0), (0, 0, 0), (1000, 66_000, 65_000)]
+        {
+            let r = read(offset, size);
+            assert_eq!(r.expect, expect, "offset {offset} of a {size}-byte file");
+            assert!(!copied_by_a_worker(r.count, r.expect), "offset {offset} of a {size}-byte file");
+        }
+    }
+
+    #[test]
+    fn a_read_of_a_large_file_is_copied_by_a_worker() {
+        let r = read(0, 1 << 30);
+        assert_eq!((r.count, r.expect), (COUNT, COUNT));
+        assert!(copied_by_a_worker(r.count, r.expect));
+        let tail = read((1 << 20) - READ_ASYNC_BYTES_MIN as u64, 1 << 20);
+        assert!(copied_by_a_worker(tail.count, tail.expect), "exactly READ_ASYNC_BYTES_MIN left");
     }
 }

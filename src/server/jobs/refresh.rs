@@ -269,7 +269,17 @@ impl Refresh {
     /// indexed bytes' ends).
     fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize) {
         if let Some(fd) = self.fd(cx) {
-            cx.ops.submit(op, Sub::Read { fd, owned: None, buf: Vec::with_capacity(len), len: len as u32, offset });
+            cx.ops.submit(
+                op,
+                Sub::Read {
+                    fd,
+                    owned: None,
+                    buf: Vec::with_capacity(len),
+                    len: len as u32,
+                    offset,
+                    expect: len as u32,
+                },
+            );
         }
     }
 

@@ -250,3 +250,113 @@ fn a_ring_capped_at_one_worker_reports_the_cap_and_completes_every_read() {
     let Some(most) = most_workers_during_reads(1) else { return };
     assert!(most <= 1, "{most} kernel workers at once under a cap of one");
 }
+
+/// Every completion the ring hands out within the deadline until `n` have
+/// come, in order.
+fn completions(ring: &mut Ring<u32>, n: usize) -> Vec<(u32, i32, Vec<u8>)> {
+    let deadline = Instant::now() + DEADLINE;
+    let (mut out, mut done) = (Vec::new(), Vec::new());
+    while out.len() < n {
+        assert!(Instant::now() < deadline, "only {} of {n} completions came back", out.len());
+        ring.wait_for(&mut done, 0).unwrap();
+        out.extend(done.drain(..).map(|c| (c.token, c.result, c.buf)));
+    }
+    out
+}
+
+/// A linked send of `reply` on `ours`, then a recv into a 64-byte buffer.
+fn send_then_recv(ring: &mut Ring<u32>, ours: &UnixStream, reply: &[u8]) {
+    let fd = ours.as_raw_fd();
+    let send = Sub::Send { fd, buf: reply.to_vec(), start: 0 };
+    ring.chain(vec![(1, send), (2, Sub::Recv { fd, buf: vec![0; 64], start: 0 })]);
+    ring.flush();
+}
+
+#[test]
+fn a_linked_send_reports_nothing_until_the_recv_after_it_completes_then_both_in_order() {
+    let (ours, mut peer) = UnixStream::pair().unwrap();
+    let mut ring = Ring::new(8).unwrap();
+    if !ring.links {
+        eprintln!("skipped: this kernel's ring has no deferred task work (Linux 6.1), so nothing is linked");
+        return;
+    }
+    send_then_recv(&mut ring, &ours, b"the reply");
+    let mut got = [0u8; 9];
+    peer.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"the reply");
+    // The send is done (the peer has every byte), yet nothing is handed out.
+    let mut done = Vec::new();
+    ring.drain(&mut done);
+    assert!(done.is_empty(), "a linked send's success is silent");
+    assert_eq!(ring.in_flight(), 2);
+    peer.write_all(b"next").unwrap();
+    let out = completions(&mut ring, 2);
+    assert_eq!(out[0].0, 1, "the send first");
+    assert_eq!(out[0].1, 9, "every byte counted");
+    assert_eq!(out[0].2, b"the reply", "its buffer handed back");
+    assert_eq!((out[1].0, out[1].1, &out[1].2[..4]), (2, 4, &b"next"[..]));
+    assert_eq!(ring.in_flight(), 0);
+}
+
+#[test]
+fn a_linked_send_that_fails_completes_as_itself_and_the_recv_after_it_as_cancelled() {
+    let (ours, peer) = UnixStream::pair().unwrap();
+    drop(peer);
+    let mut ring = Ring::new(8).unwrap();
+    send_then_recv(&mut ring, &ours, b"nobody reads this");
+    let out = completions(&mut ring, 2);
+    assert_eq!((out[0].0, out[0].1), (1, -libc::EPIPE), "the send's own failure");
+    assert_eq!(out[0].2, b"nobody reads this", "its buffer handed back");
+    if ring.links {
+        assert_eq!((out[1].0, out[1].1), (2, -libc::ECANCELED), "the recv never started");
+    } else {
+        assert_eq!((out[1].0, out[1].1), (2, 0), "unlinked, the recv sees the hang-up");
+    }
+    assert_eq!(ring.in_flight(), 0);
+}
+
+#[test]
+fn cancelling_a_connection_after_its_linked_send_hands_back_both_once() {
+    let (ours, mut peer) = UnixStream::pair().unwrap();
+    let mut ring = Ring::new(8).unwrap();
+    send_then_recv(&mut ring, &ours, b"bye");
+    let mut got = [0u8; 3];
+    peer.read_exact(&mut got).unwrap();
+    ring.submit(3, Sub::CancelFd { fd: ours.as_raw_fd() });
+    let mut out = completions(&mut ring, 3);
+    out.sort_by_key(|c| c.0);
+    assert_eq!((out[0].0, out[0].1), (1, 3), "the send, every byte counted");
+    assert_eq!((out[1].0, out[1].1), (2, -libc::ECANCELED), "the recv, cancelled");
+    assert_eq!(out[2].0, 3);
+    assert_eq!(ring.in_flight(), 0);
+}
+
+#[test]
+fn a_dropped_ring_waits_for_a_linked_pair_and_leaves_the_peers_next_bytes_unread() {
+    let (ours, mut peer) = UnixStream::pair().unwrap();
+    {
+        let mut ring = Ring::new(8).unwrap();
+        send_then_recv(&mut ring, &ours, b"last");
+        let mut got = [0u8; 4];
+        peer.read_exact(&mut got).unwrap();
+    }
+    assert_eq!(WAITED_ON_DROP.get(), 2);
+    assert_bytes_written_now_are_still_unread(&ours, &peer);
+}
+
+/// The race a connection closing in the same turn as its reply would meet:
+/// the cancellation must find the recv that the send's task work starts.
+#[test]
+fn a_cancellation_queued_right_after_a_linked_pair_still_finds_its_recv() {
+    let (ours, _peer) = UnixStream::pair().unwrap();
+    let mut ring = Ring::new(8).unwrap();
+    let fd = ours.as_raw_fd();
+    let recv = Sub::Recv { fd, buf: vec![0; 8], start: 0 };
+    ring.chain(vec![(1, Sub::Send { fd, buf: b"x".to_vec(), start: 0 }), (2, recv)]);
+    ring.submit(3, Sub::CancelFd { fd });
+    let mut out = completions(&mut ring, 3);
+    out.sort_by_key(|c| c.0);
+    let got: Vec<(u32, i32)> = out.iter().map(|c| (c.0, c.1)).collect();
+    assert_eq!(&got[..2], &[(1, 1), (2, -libc::ECANCELED)]);
+    assert_eq!(ring.in_flight(), 0);
+}

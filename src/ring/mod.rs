@@ -132,35 +132,6 @@ struct Op<T> {
     read_at: Option<usize>,
     /// A non-negative result is a new fd (openat2, accept).
     makes_fd: bool,
-    /// In a chain (`chain`): the operation linked after this one, which
-    /// starts only once this one has succeeded.
-    then: Option<usize>,
-    /// In a chain: the operation this one is linked after.
-    after: Option<usize>,
-    /// In a chain, for all but the last: the result its success, which the
-    /// kernel does not report, stands for (every byte sent).
-    silent: i32,
-}
-
-impl<T> Op<T> {
-    fn new(token: T) -> Op<T> {
-        Op {
-            token,
-            buf: Vec::new(),
-            fd: None,
-            path: None,
-            statx: None,
-            how: None,
-            timespec: None,
-            sockaddr: None,
-            map: None,
-            read_at: None,
-            makes_fd: false,
-            then: None,
-            after: None,
-            silent: 0,
-        }
-    }
 }
 
 pub struct Ring<T> {
@@ -173,10 +144,6 @@ pub struct Ring<T> {
     /// The kernel dropped completions (EBADR): some operations will never
     /// report back, so none can be known finished.
     lost: bool,
-    /// Whether `chain` links (a ring with deferred task work, so Linux
-    /// 6.1: silent successes, `IOSQE_CQE_SKIP_SUCCESS`, are 5.17, and a
-    /// receive that polls first, `IORING_RECVSEND_POLL_FIRST`, 5.19).
-    links: bool,
 }
 
 impl<T> Ring<T> {
@@ -189,16 +156,16 @@ impl<T> Ring<T> {
         // time while it indexed beside a client's stats (bench/README,
         // "Mapped windows and deferred task work"). TASKRUN_FLAG tells the loop when such work
         // waits. An older kernel gets the plain ring.
-        let (uring, deferred) =
-            match IoUring::builder().setup_single_issuer().setup_defer_taskrun().setup_taskrun_flag().build(entries) {
-                Ok(uring) => (uring, true),
-                Err(e) => {
-                    log::info!("ring: no deferred task work ({e}); a plain ring");
-                    (IoUring::new(entries)?, false)
-                }
-            };
-        let links = deferred && uring.params().is_feature_skip_cqe_on_success();
-        Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false, links })
+        let uring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_taskrun_flag()
+            .build(entries)
+            .or_else(|e| {
+                log::info!("ring: no deferred task work ({e}); a plain ring");
+                IoUring::new(entries)
+            })?;
+        Ok(Ring { uring, ops: Slab::new(), completed: VecDeque::new(), lost: false })
     }
 
     /// Let the kernel run at most `n` workers for this ring's operations
@@ -234,112 +201,31 @@ impl<T> Ring<T> {
     /// now, when the submission queue is full). Returns the operation's key
     /// (for `Sub::Cancel`).
     pub fn submit(&mut self, token: T, sub: Sub) -> usize {
-        // A cancellation finds only what the kernel has started: everything
-        // queued before it goes in first, with the task work that starts
-        // what was linked in a chain (`chain`).
-        if matches!(sub, Sub::Cancel { .. } | Sub::CancelFd { .. }) {
-            self.settle();
-        }
         let entry = self.ops.vacant_entry();
         let key = entry.key();
-        let mut op = Op::new(token);
-        let sqe = prepare(&mut op, sub, false).user_data(key as u64);
+        let mut op = Op {
+            token,
+            buf: Vec::new(),
+            fd: None,
+            path: None,
+            statx: None,
+            how: None,
+            timespec: None,
+            sockaddr: None,
+            map: None,
+            read_at: None,
+            makes_fd: false,
+        };
+        let sqe = prepare(&mut op, sub).user_data(key as u64);
         entry.insert(op);
         if let Err(e) = self.push(&sqe) {
-            self.refused(key, e);
+            // The kernel takes no more entries. This one never reached it, so
+            // its record can go now, and its requester hears the error.
+            log::error!("ring: submitting: {e}");
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            self.completed.extend(finish(&mut self.ops, key as u64, -errno));
         }
         key
-    }
-
-    /// An entry the kernel takes no more of never reached it: its record
-    /// goes now, and its requester hears the error.
-    fn refused(&mut self, key: usize, e: io::Error) {
-        log::error!("ring: submitting: {e}");
-        let errno = e.raw_os_error().unwrap_or(libc::EIO);
-        finish(&mut self.ops, key as u64, -errno, &mut self.completed);
-    }
-
-    /// Queue operations linked in order: each starts only once the one
-    /// before it has succeeded, and every success but the last one's posts
-    /// no completion of its own. Every operation but the last must be a
-    /// `Send`, whose success is all its bytes: when the last completes,
-    /// those before it are handed out first, in order, each with every
-    /// byte counted. One that fails (or stops short) completes as itself,
-    /// after those before it, and those after it, never started, with
-    /// ECANCELED. The kernel posts exactly one completion for a chain.
-    ///
-    /// So a reply and the receive of the next request (`server`) cost the
-    /// loop one completion and one wait: the wait that submits them sleeps
-    /// until the next request, where an inline send's completion woke it at
-    /// once to come back for nothing (bench/README, "One wait a round
-    /// trip"). A receive last in a chain that starts with a send polls
-    /// first: the next request comes after the reply.
-    ///
-    /// Nothing queued on the same socket may run before the chain's last
-    /// operation completes (its completion says the rest are done): the
-    /// caller chains only when nothing else can. Without links (a kernel
-    /// before 6.1) each operation is queued as it is.
-    pub fn chain(&mut self, ops: Vec<(T, Sub)>) {
-        let n = ops.len();
-        // All of a chain reaches the kernel in one submission, or the link
-        // would end at its boundary and a success go unreported with
-        // nothing after it to say so.
-        if n < 2 || !self.links || !self.make_sq_room(n) {
-            for (token, sub) in ops {
-                self.submit(token, sub);
-            }
-            return;
-        }
-        let after_reply = matches!(ops[0].1, Sub::Send { .. });
-        let mut prev: Option<usize> = None;
-        let mut sqes = Vec::with_capacity(n);
-        for (i, (token, sub)) in ops.into_iter().enumerate() {
-            let last = i + 1 == n;
-            let silent = match &sub {
-                Sub::Send { buf, start, .. } => len32(buf.len() - start) as i32,
-                _ => {
-                    assert!(last, "only a send is linked before another operation");
-                    0
-                }
-            };
-            let mut op = Op::new(token);
-            op.after = prev;
-            op.silent = silent;
-            let mut sqe = prepare(&mut op, sub, last && after_reply);
-            let key = self.ops.insert(op);
-            if let Some(p) = prev {
-                self.ops[p].then = Some(key);
-            }
-            if !last {
-                sqe = sqe.flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS);
-            }
-            sqes.push(sqe.user_data(key as u64));
-            prev = Some(key);
-        }
-        for sqe in sqes {
-            // SAFETY: as in `push`; the room was made above, so all go on
-            // the queue together.
-            let pushed = unsafe { self.uring.submission().push(&sqe) };
-            assert!(pushed.is_ok(), "room was made for the whole chain");
-        }
-    }
-
-    /// Hand the queue to the kernel until it has room for `n` entries;
-    /// false if the kernel refused.
-    fn make_sq_room(&mut self, n: usize) -> bool {
-        while self.sq_room() < n {
-            if let Err(e) = self.enter(0) {
-                log::error!("ring: submitting: {e}");
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Entries the submission queue has room for.
-    fn sq_room(&mut self) -> usize {
-        let sq = self.uring.submission();
-        sq.capacity() - sq.len()
     }
 
     /// Put one entry on the submission queue, handing the queue to the
@@ -366,7 +252,7 @@ impl<T> Ring<T> {
     /// room made for it (`make_room`) and is asked again, never in a spin.
     fn enter(&mut self, mut want: usize) -> io::Result<()> {
         loop {
-            let Err(e) = self.submit_and_wait(want) else { return Ok(()) };
+            let Err(e) = self.uring.submit_and_wait(want) else { return Ok(()) };
             match e.raw_os_error() {
                 // Signals we act on arrive through the signalfd: this is only
                 // a wakeup.
@@ -379,21 +265,6 @@ impl<T> Ring<T> {
                 _ => return Err(e),
             }
         }
-    }
-
-    /// One io_uring_enter: submit everything queued, run the deferred task
-    /// work, and wait for `want` completions. Always with GETEVENTS, even
-    /// when not waiting: deferred task work runs only then, and a linked
-    /// operation whose send completed inline during this very submission is
-    /// started by that work (`chain`) — left for a later enter, a
-    /// cancellation submitted meanwhile would not find it.
-    fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
-        let queued = self.uring.submission().len() as u32;
-        let flags = io_uring::EnterFlags::GETEVENTS.bits();
-        // SAFETY: io_uring_enter with no argument pointer and no flag giving
-        // one a meaning: the kernel reads the entries `push` queued (see its
-        // SAFETY) and touches only the rings `IoUring` mapped and owns.
-        unsafe { self.uring.submitter().enter::<libc::sigset_t>(queued, want as u32, flags, None) }.map(|n| n as usize)
     }
 
     /// The kernel refused entries because completions are waiting: move
@@ -428,7 +299,7 @@ impl<T> Ring<T> {
         let mut taken = 0;
         for cqe in self.uring.completion() {
             taken += 1;
-            finish(&mut self.ops, cqe.user_data(), cqe.result(), &mut self.completed);
+            self.completed.extend(finish(&mut self.ops, cqe.user_data(), cqe.result()));
         }
         taken
     }
@@ -457,11 +328,6 @@ impl<T> Ring<T> {
         if self.uring.submission().is_empty() {
             return;
         }
-        self.settle();
-    }
-
-    /// Submit what is queued and run the task work it makes, not waiting.
-    fn settle(&mut self) {
         if let Err(e) = self.enter(0) {
             log::debug!("ring: submit: {e}");
         }
@@ -471,7 +337,7 @@ impl<T> Ring<T> {
     pub fn drain(&mut self, out: &mut Vec<Completion<T>>) {
         out.extend(self.completed.drain(..));
         for cqe in self.uring.completion() {
-            finish(&mut self.ops, cqe.user_data(), cqe.result(), out);
+            out.extend(finish(&mut self.ops, cqe.user_data(), cqe.result()));
         }
     }
 
@@ -484,7 +350,6 @@ impl<T> Ring<T> {
         if self.lost {
             return Err(io::Error::from_raw_os_error(libc::EBADR));
         }
-        self.enter(0)?;
         let keys: Vec<usize> = self.ops.iter().map(|(k, _)| k).collect();
         for key in keys {
             self.push(&opcode::AsyncCancel::new(key as u64).build().user_data(OWN_CANCEL))?;
@@ -530,41 +395,16 @@ impl<T> Drop for Ring<T> {
 /// key reaches it, and its completions are no one's.
 const OWN_CANCEL: u64 = u64::MAX;
 
-/// The kernel's completion of the operation `key`: its record removed from
-/// the slab and its completion added to `out` — none for the ring's own
-/// cancellations or a key not in flight; for an operation of a chain
-/// (`Ring::chain`), every operation of the chain's. The kernel posts one
-/// completion for a chain: its last operation's, when every one before it
-/// succeeded (they post none), or the one that failed (those after it,
-/// never started, then post none).
-fn finish<T>(ops: &mut Slab<Op<T>>, key: u64, result: i32, out: &mut impl Extend<Completion<T>>) {
+/// The completion of the operation `key`, its record removed from the slab.
+/// `None` for the ring's own cancellations, and for a key not in flight.
+fn finish<T>(ops: &mut Slab<Op<T>>, key: u64, result: i32) -> Option<Completion<T>> {
     if key == OWN_CANCEL {
-        return;
+        return None;
     }
     let Some(op) = ops.try_remove(key as usize) else {
         log::error!("ring: completion for unknown operation {key}");
-        return;
+        return None;
     };
-    let mut before = Vec::new();
-    let mut at = op.after;
-    while let Some(prev) = at.and_then(|k| ops.try_remove(k)) {
-        at = prev.after;
-        before.push(prev);
-    }
-    for prev in before.into_iter().rev() {
-        let sent = prev.silent;
-        out.extend([completion(prev, sent)]);
-    }
-    let mut at = op.then;
-    out.extend([completion(op, result)]);
-    while let Some(next) = at.and_then(|k| ops.try_remove(k)) {
-        at = next.then;
-        out.extend([completion(next, -libc::ECANCELED)]);
-    }
-}
-
-/// A finished operation's record made its completion.
-fn completion<T>(op: Op<T>, result: i32) -> Completion<T> {
     let mut buf = op.buf;
     if let (Some(at), Ok(n)) = (op.read_at, usize::try_from(result)) {
         debug_assert!(at + n <= buf.capacity());
@@ -578,19 +418,11 @@ fn completion<T>(op: Op<T>, result: i32) -> Completion<T> {
         true => Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(result) }),
         false => op.fd,
     };
-    Completion { token: op.token, result, buf, fd, statx: op.statx, map: op.map }
+    Some(Completion { token: op.token, result, buf, fd, statx: op.statx, map: op.map })
 }
 
-/// `IORING_RECVSEND_POLL_FIRST`: a receive waits for data before trying.
-/// Only a receive linked after a reply (`chain`) asks it: there
-/// trying first would fail, the next request coming after the reply. A
-/// receive armed otherwise (a new connection's, one after a request was
-/// parked) tries first: the bytes, or the hang-up, may be there already.
-const POLL_FIRST: u16 = 1;
-
-/// Fill `op` with what the kernel will touch and build its entry; a receive
-/// polls first when `poll_first` (the kernel knows how: Linux 5.19).
-fn prepare<T>(op: &mut Op<T>, sub: Sub, poll_first: bool) -> squeue::Entry {
+/// Fill `op` with what the kernel will touch and build its entry.
+fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
     match sub {
         Sub::Accept { fd } => {
             op.makes_fd = true;
@@ -601,16 +433,12 @@ fn prepare<T>(op: &mut Op<T>, sub: Sub, poll_first: bool) -> squeue::Entry {
         Sub::Recv { fd, buf, start } => {
             op.buf = buf;
             let spare = &mut op.buf[start..];
-            let ioprio = if poll_first { POLL_FIRST } else { 0 };
-            opcode::Recv::new(types::Fd(fd), spare.as_mut_ptr(), len32(spare.len())).ioprio(ioprio).build()
+            opcode::Recv::new(types::Fd(fd), spare.as_mut_ptr(), len32(spare.len())).build()
         }
         Sub::Send { fd, buf, start } => {
             op.buf = buf;
             let rest = &op.buf[start..];
-            // All of it or a failure: a stream socket's short send is
-            // continued by the kernel, not handed back (Linux 5.19).
-            let flags = libc::MSG_NOSIGNAL | libc::MSG_WAITALL;
-            opcode::Send::new(types::Fd(fd), rest.as_ptr(), len32(rest.len())).flags(flags).build()
+            opcode::Send::new(types::Fd(fd), rest.as_ptr(), len32(rest.len())).flags(libc::MSG_NOSIGNAL).build()
         }
         Sub::OpenAt2 { dirfd, path, flags, resolve } => {
             let how = Box::new(types::OpenHow::new().flags(flags).resolve(resolve));

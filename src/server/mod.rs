@@ -286,25 +286,18 @@ impl Server {
     }
 
     fn arm_recv(&mut self, idx: usize) {
-        if let Some((token, recv)) = self.next_recv(idx) {
-            self.world.ring.submit(token, recv);
-        }
-    }
-
-    /// The connection's next recv, if one may be armed now (it is then
-    /// counted as armed, its buffer handed over).
-    fn next_recv(&mut self, idx: usize) -> Option<(Token, Sub)> {
         let conn = &mut self.conns[idx];
         // No recv while one is in flight, while requests may not be taken,
         // or while the buffer is full of whole requests still to take.
         if conn.recv_armed || !conn.can_take_request() || conn.rlen == conn.rbuf.len() {
-            return None;
+            return;
         }
-        let fd = conn.fd.as_ref().map(|f| f.as_raw_fd())?;
+        let Some(fd) = conn.fd.as_ref().map(|f| f.as_raw_fd()) else { return };
         let buf = std::mem::take(&mut conn.rbuf);
         let start = conn.rlen;
         conn.recv_armed = true;
-        Some((Token::Recv(idx, conn.gen), Sub::Recv { fd, buf, start }))
+        let token = Token::Recv(idx, conn.gen);
+        self.world.ring.submit(token, Sub::Recv { fd, buf, start });
     }
 
     fn on_recv(&mut self, idx: usize, gen: u32, result: i32, buf: Vec<u8>) {
@@ -408,14 +401,8 @@ impl Server {
         conn.sending = true;
         conn.send_off = 0;
         conn.send_len = buf.len();
-        let mut ops = vec![(Token::Send(idx, conn.gen), Sub::Send { fd, buf, start: 0 })];
-        // With nothing parked, nothing but its next request can make this
-        // connection another reply: the next recv waits behind the send,
-        // and its completion says the send is done (`Ring::chain`).
-        if self.conns[idx].parked.is_empty() {
-            ops.extend(self.next_recv(idx));
-        }
-        self.world.ring.chain(ops);
+        let token = Token::Send(idx, conn.gen);
+        self.world.ring.submit(token, Sub::Send { fd, buf, start: 0 });
     }
 
     fn on_send(&mut self, idx: usize, gen: u32, result: i32, mut buf: Vec<u8>) {

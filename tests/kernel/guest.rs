@@ -237,8 +237,7 @@ pub fn boot(
             Some(run) => return Ok(run),
             None => {
                 eprintln!("kernel test: a KVM guest did not reach /init (hung for {KVM_INIT_DEADLINE:?}, or qemu exited): using TCG (remembered in {})", hangs.display());
-                let _ =
-                    fs::write(&hangs, "a KVM guest hung or failed before /init; remove this file to try KVM again\n");
+                let _ = fs::write(&hangs, "a KVM guest hung or failed before /init; remove this file to try KVM again\n");
             }
         }
     }

@@ -99,6 +99,8 @@ struct Args {
     bin: PathBuf,
     /// Trace what the kernel sends 9agents for one directory, instead of timing.
     trace_sample: Option<u32>,
+    /// Trace the guest's scheduler over one directory's work, instead of timing.
+    sched_trace: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -113,6 +115,7 @@ fn args() -> Result<Args, String> {
         diodload_threads: p.opt_value_from_str("--diodload-threads").map_err(e)?.unwrap_or(16),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(|| PathBuf::from(common::BIN)),
         trace_sample: p.opt_value_from_str("--trace-sample").map_err(e)?,
+        sched_trace: p.contains("--sched-trace"),
     };
     let rest = p.finish();
     if !rest.is_empty() {
@@ -180,7 +183,10 @@ fn run(args: &Args) -> Result<bool, Skip> {
     std::fs::remove_dir_all(&stage.root).unwrap();
     say(&format!("diod bench: booting Linux {} with 9agents and diod", kit.release));
     let echo = |line: &str| {
-        if ["BENCH ", "DIODLOAD ", "INFO ", "FAIL ", "9agents-guest:", "["].iter().any(|p| line.starts_with(p)) {
+        if ["BENCH ", "DIODLOAD ", "INFO ", "FAIL ", "SCHED ", "9agents-guest:", "["]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
             say(line);
         }
     };
@@ -240,7 +246,7 @@ fn build(stage: &Stage, args: &Args) -> Tree {
         "# Written by bench/diod.rs.\nTREE_NAME={TREE_NAME}\nTREE=claude/projects/{TREE_NAME}\nTREE_ENTRIES={}\n\
          TREE_FILES={}\nTREE_BYTES={}\nCHAT_MESSAGES={CHAT_MESSAGES}\nAGENT_PID={AGENT_PID}\n\
          NINEAGENTS_OPTS='{opts}'\nBOTH_OPTS='{both}'\nROUNDS={}\nDIODLOAD_SECS={}\nDIODLOAD_THREADS={}\n\
-         TRACE_OPTS='{}'\nTRACE_LINES={}\n",
+         TRACE_OPTS='{}'\nTRACE_LINES={}\nSCHED_TRACE={}\n",
         tree.entries,
         tree.files,
         tree.bytes,
@@ -249,6 +255,7 @@ fn build(stage: &Stage, args: &Args) -> Tree {
         args.diodload_threads,
         if args.trace_sample.is_some() { "-D" } else { "" },
         args.trace_sample.unwrap_or(0),
+        if args.sched_trace { "1" } else { "" },
     );
     stage.write("/fx/env", env.as_bytes());
     // diod looks up the user each attach names: the kernel's first is "nobody".

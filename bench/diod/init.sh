@@ -35,7 +35,8 @@ die() {
     finish
 }
 
-now() { cut -d' ' -f1 /proc/uptime; }
+# The guest's monotonic clock to the microsecond (the probe's).
+now() { /bin/probe now; }
 
 for m in $(cat /lib/modules/guest/order); do
     out=$(insmod "/lib/modules/guest/$m" 2>&1) || die "insmod $m: $out"
@@ -103,7 +104,7 @@ timed() {
     rc=$?
     t1=$(now)
     c1=$(server_ticks "$server")
-    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
     if [ $rc -ne 0 ] || [ -s /tmp/err ]; then
         verdict="WRONG: exit $rc, $(head -c 200 /tmp/err | tr '\n' ' ')"
     else
@@ -124,6 +125,65 @@ cat_all() { (cd "$1/$TREE" && xargs cat < /fx/files); }
 cat_all_ok() { n=$(wc -c < /tmp/out); [ "$n" -eq "$TREE_BYTES" ] && echo ok || echo "WRONG: $n bytes"; }
 ls_l_chat() { ls -l "$(chat_of "$1")"; }
 ls_l_chat_ok() { n=$(grep -c '^-' /tmp/out); [ "$n" -eq "$CHAT_MESSAGES" ] && echo ok || echo "WRONG: $n entries"; }
+
+# --sched-trace: where one vCPU's time goes for one directory's `ls -lR`
+# and `cat` of its files, each server in turn: the scheduler's switches
+# (tracefs' sched_switch), and per kind of thread (the work's own
+# process, the 9p client's kworkers, the server's threads, the ring's
+# kernel workers, idle) how often it was switched to and how long it ran.
+#
+#   SCHED <server> <work> <thread> <switches to it> <microseconds run> <times preempted>
+sched_summary() {
+    awk -v tag="$1 $2" '
+        function kind(c) {
+            if (c ~ /^kworker/) return "kworker"
+            if (c ~ /^iou-wrk/) return "iou-wrk"
+            if (c ~ /^swapper/) return "idle"
+            return c
+        }
+        / sched_switch: / {
+            ts = ""
+            for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1); break }
+            if (ts == "") next
+            match($0, /prev_comm=[^ ]+/); prev = kind(substr($0, RSTART + 10, RLENGTH - 10))
+            if ($0 ~ /prev_state=R/) pre[prev]++
+            match($0, /next_comm=[^ ]+/); next_ = kind(substr($0, RSTART + 10, RLENGTH - 10))
+            if (last != "") run[prev] += ts - last
+            if (first == "") first = ts
+            last = ts; sw[next_]++; n++
+        }
+        END {
+            for (k in sw) printf "SCHED %s %s %d %.0f %d\n", tag, k, sw[k], run[k] * 1e6, pre[k]
+            printf "SCHED %s all %d %.0f\n", tag, n, (last - first) * 1e6
+        }'
+}
+sched_trace() {
+    t=/sys/kernel/tracing
+    mount -t tracefs tracefs "$t" 2> /dev/null
+    [ -w "$t/set_event" ] || die "no tracefs at $t"
+    echo 16384 > "$t/buffer_size_kb"
+    echo sched:sched_switch > "$t/set_event"
+    ls "/mnt/9agents/$TREE/d00" | sed 's|^|d00/|' > /tmp/d00
+    for s in 9agents diod; do
+        ls -lR "/mnt/$s/$TREE/d00" > /dev/null 2>&1
+    done
+    for s in 9agents diod; do
+        for w in ls-lR cat; do
+            echo 0 > "$t/tracing_on"
+            echo > "$t/trace"
+            echo 1 > "$t/tracing_on"
+            case $w in
+                ls-lR) ls -lR "/mnt/$s/$TREE/d00" > /dev/null ;;
+                cat) (cd "/mnt/$s/$TREE" && xargs cat < /tmp/d00 > /dev/null) ;;
+            esac
+            echo 0 > "$t/tracing_on"
+            grep -c 'overrun\|LOST' "$t/trace" | sed "s/^/INFO trace lost lines? /"
+            sched_summary "$s" "$w" < "$t/trace"
+        done
+    done
+    finish
+}
+[ -n "$SCHED_TRACE" ] && sched_trace
 
 # Warm both: the kernel's caches of the tree's dentries, and 9agents'
 # index of the chat (its first listing reads the transcript).
@@ -146,6 +206,7 @@ trace_sample() {
     finish
 }
 [ -n "$TRACE_OPTS" ] && trace_sample
+
 
 # The tree's rows ROUNDS times, the servers taking turns, so noise from the
 # host falls on both alike (the host keeps each one's best round); the

@@ -237,7 +237,8 @@ pub fn boot(
             Some(run) => return Ok(run),
             None => {
                 eprintln!("kernel test: a KVM guest did not reach /init (hung for {KVM_INIT_DEADLINE:?}, or qemu exited): using TCG (remembered in {})", hangs.display());
-                let _ = fs::write(&hangs, "a KVM guest hung or failed before /init; remove this file to try KVM again\n");
+                let _ =
+                    fs::write(&hangs, "a KVM guest hung or failed before /init; remove this file to try KVM again\n");
             }
         }
     }
@@ -265,7 +266,7 @@ fn qemu(kit: &Kit, initrd: &Path, accel: &str) -> Command {
         cmd.args(["-cpu", "host"]);
     }
     if let (Ok(shift), "tcg") = (std::env::var("NINEAGENTS_GUEST_ICOUNT"), accel) {
-        cmd.args(["-icount", &format!("shift={shift}")]);
+        cmd.args(["-icount", &format!("shift={shift},sleep=off")]);
     }
     cmd
 }

@@ -41,6 +41,14 @@ fn world(window_ms: &str) -> (std::sync::Arc<Scratch>, Daemon) {
 /// List `DIR` as Linux does (walk, clone, Tlopen, Treaddir until empty),
 /// keeping the directory's fid for the walks that follow.
 fn list(c: &mut Conn) -> Vec<String> {
+    let names = list_open(c);
+    c.clunk_ok(OPEN_FID);
+    names
+}
+
+/// `list`, the opened fid left open, as `ls -lR` leaves it while it stats
+/// each name.
+fn list_open(c: &mut Conn) -> Vec<String> {
     assert!(matches!(c.walk_path(DIR, DIR_FID).msg(), Rmsg::Walk { .. }));
     c.walk_ok(DIR_FID, OPEN_FID, &[]);
     assert!(matches!(
@@ -52,7 +60,6 @@ fn list(c: &mut Conn) -> Vec<String> {
         let r = c.rpc(&Tmsg::Readdir { fid: OPEN_FID, offset, count: 8192 });
         let Rmsg::Readdir { data } = r.msg() else { panic!("Treaddir: {:?}", r.msg()) };
         if data.is_empty() {
-            c.clunk_ok(OPEN_FID);
             return names;
         }
         for e in decode_dirents(data) {
@@ -121,6 +128,32 @@ fn inside_the_window_the_stat_and_the_open_still_look_afresh() {
     assert_eq!(getattr(&mut c, FID).err(), Some(libc::ENOENT as u32), "a hard-linked file's stat");
     let r = c.rpc(&Tmsg::Lopen { fid: FID, flags: DOTL_RDONLY });
     assert_eq!(lerror(&r), libc::ENOENT as u32, "a hard-linked file's open");
+}
+
+/// The stat of a name walked from the listing, while the listed directory
+/// is still open, is a statx of that name beneath the directory the
+/// listing read: the name afresh, the path to it as the listing found it
+/// (the walk's trade). An open resolves the whole path again, so a
+/// directory that became a symlink still refuses what is below it; and
+/// once the listed directory's fid is clunked, its stat does too.
+#[test]
+fn inside_the_window_a_listed_names_stat_is_looked_at_beneath_the_listed_directory() {
+    let (s, d) = world(LONG_WINDOW);
+    let mut c = d.session(Dialect::L);
+    list_open(&mut c);
+    let dir = s.home.join(".claude/projects/-src-app");
+    let moved = s.home.join(".claude/projects/-src-app-moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &dir).unwrap();
+    std::fs::write(moved.join("a.jsonl"), [A, A, A].concat()).unwrap();
+    c.walk_ok(DIR_FID, FID, &["a.jsonl"]);
+    let _lookup = getattr(&mut c, FID);
+    assert_eq!(getattr(&mut c, FID).map(|a| a.size), Ok(3 * A.len() as u64), "the stat looked at the name now");
+    let r = c.rpc(&Tmsg::Lopen { fid: FID, flags: DOTL_RDONLY });
+    assert_eq!(lerror(&r), libc::ENOENT as u32, "the open refuses what is below a symlink");
+    c.clunk_ok(OPEN_FID);
+    let _lookup = getattr(&mut c, FID);
+    assert_eq!(getattr(&mut c, FID).err(), Some(libc::ENOENT as u32), "the listed directory let go: a look");
 }
 
 #[test]

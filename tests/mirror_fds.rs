@@ -56,7 +56,9 @@ fn walks_stats_and_listings_leave_no_descriptor_behind() {
 #[test]
 fn open_fids_hold_at_most_one_descriptor_each_until_clunked() {
     let s = world();
-    let d = Daemon::start_in(&s, &[]);
+    // No window: the harness base a look keeps for it is counted apart
+    // (`a_kept_base_is_closed_once_its_window_has_passed`).
+    let d = Daemon::start_in(&s, &["--listing-window", "0"]);
     let mut c = d.session(Dialect::P2000);
     let before = d.fd_count();
     for fid in 1..=100 {
@@ -67,6 +69,26 @@ fn open_fids_hold_at_most_one_descriptor_each_until_clunked() {
     for fid in 1..=100 {
         c.clunk_ok(fid);
     }
+    settles_to(&d, before);
+}
+
+/// A harness base opened for a look is kept for `--listing-window` (the
+/// looks that follow open beneath it), and closed once the window has
+/// passed with no look meanwhile: one descriptor a base, none while idle.
+#[test]
+fn a_kept_base_is_closed_once_its_window_has_passed() {
+    let s = world();
+    let d = Daemon::start_in(&s, &["--listing-window", "300"]);
+    let mut c = d.session(Dialect::P2000);
+    let before = d.fd_count();
+    for i in 0..20 {
+        c.walk_path(&format!("/claude/projects/-home-glenda/{i:02}.jsonl"), 2).qids();
+        c.stat_ok(2);
+        c.clunk_ok(2);
+    }
+    assert!(c.reaches("/hermes/SOUL.md", 2));
+    let kept = d.fd_count() - before;
+    assert!((1..=2).contains(&kept), "claude's and hermes' bases kept, {kept} fds held");
     settles_to(&d, before);
 }
 

@@ -256,6 +256,23 @@ fn a_root_that_does_not_exist_is_absent_and_appears_once_created() {
     assert_eq!(names(&c.list("/claude", 1, 4096)), ["projects"]);
 }
 
+/// A base is kept open for the looks beneath it (`--listing-window`), but
+/// a look that finds it gone lets go of it: a harness home renamed away is
+/// not looked beneath from an fid walked before, once seen gone.
+#[test]
+fn a_root_renamed_away_is_not_looked_beneath_once_it_is_seen_gone() {
+    let s = Scratch::new();
+    s.home_file(".dsh/profiles/default/package.json", b"{}\n");
+    let d = Daemon::start_in(&s, &["--listing-window", "600000"]);
+    let mut c = d.session(Dialect::P2000);
+    assert!(matches!(c.walk_path("/dsh/profiles", 1).msg(), Rmsg::Walk { .. }));
+    assert!(c.reaches("/dsh/profiles/default", 2), "the base is kept from here");
+    fs::rename(s.home.join(".dsh"), s.home.join(".dsh-old")).unwrap();
+    c.walk_path("/dsh", 2).assert_error("file does not exist");
+    let r = c.walk(1, 3, &["default"]);
+    assert!(r.error().is_some(), "walked beneath the renamed base: {:?}", r.msg());
+}
+
 #[test]
 fn a_root_that_is_removed_disappears() {
     let s = Scratch::new();

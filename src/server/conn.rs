@@ -155,6 +155,11 @@ pub(crate) struct Listed {
     pub entries: Rc<Vec<Entry>>,
     /// `metas[i]` is what the listing's statx of `entries[i]` saw.
     pub metas: Vec<Meta>,
+    /// The directory, open, while `open_fid` (the fid that listed it) is
+    /// (counted in `OPEN_FILES_MAX`): the stat of a name walked from the
+    /// listing is a statx of that one name beneath it (`dispatch::stat`).
+    pub dir_fd: Option<Rc<OwnedFd>>,
+    pub open_fid: u32,
 }
 
 impl Listed {

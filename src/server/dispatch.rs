@@ -8,6 +8,10 @@
 //! snapshots. Everything else becomes a job, chosen here by what the fid
 //! names, and is parked (`After::Park`); its answer comes from `park`.
 
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::rc::Rc;
+
 use crate::errors::Error;
 use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, QTFILE};
 use crate::tree::{self, Attr, Loc, Part, SPart};
@@ -470,6 +474,10 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
             super::reply::stat_reply(&w.tree, conn, tag, &entry, Some(&meta), w.cfg.trace);
             return Ok(None);
         }
+        Loc::Mirror(ref p) => match listed_dir(w, conn, p) {
+            Some((dir, name)) => Some(Job::Stat(Box::new(jobs::stat::Stat::in_dir(loc.clone(), dir, name)))),
+            None => Some(Job::Stat(Box::new(jobs::stat::Stat::new(loc.clone())))),
+        },
         _ => Some(Job::Stat(Box::new(jobs::stat::Stat::new(loc.clone())))),
     };
     if job.is_some() {
@@ -487,6 +495,24 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let entry = w.tree.entry(&loc, &attr, &w.agents);
     super::reply::stat_reply(&w.tree, conn, tag, &entry, None, w.cfg.trace);
     Ok(None)
+}
+
+/// The open directory of the connection's listing, if `p` is a name in it
+/// and the listing is within `--listing-window`: `ls -lR` stats every name
+/// it listed, and a statx of one name beneath the listing's own fd is one
+/// operation where a look is three (the open beneath the base, its statx,
+/// its close). The name is looked at afresh, every rule applied (a symlink
+/// or a hard-linked file is not there); the directory is the one the
+/// listing read, as its walks are (`walk_listed`).
+fn listed_dir(w: &World, conn: &Conn, p: &tree::paths::Place) -> Option<(Rc<OwnedFd>, CString)> {
+    let listed = conn.listed.as_deref().filter(|l| l.fresh(w.cfg.listing_window))?;
+    let dir_fd = listed.dir_fd.as_ref()?;
+    let name = p.name();
+    let Some(Loc::Mirror(dir)) = w.tree.loc(listed.dir, &w.agents) else { return None };
+    if p.parent().as_ref() != Some(&dir) || listed.entries.binary_search_by(|e| (*e.name).cmp(name)).is_err() {
+        return None;
+    }
+    Some((dir_fd.clone(), CString::new(name).ok()?))
 }
 
 /// Linux's lookup is a Twalk and then a Tgetattr of the new fid: the
@@ -509,6 +535,10 @@ fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     }
     if conn.listed.as_ref().is_some_and(|l| l.dir == f.node && !l.fresh(w.cfg.listing_window)) {
         super::reply::keep_listing(w, conn, None);
+    }
+    // The directory stays open only while the fid that listed it does.
+    if let Some(l) = conn.listed.as_deref_mut().filter(|l| l.open_fid == fid) {
+        super::reply::release_listed_dir(w, l);
     }
     w.fids_total -= 1;
     w.tree.release(f.node);

@@ -87,7 +87,7 @@ impl Server {
     pub fn new(cfg: Config, tree: Tree, listeners: Vec<Listener>, signal_fd: OwnedFd) -> io::Result<Self> {
         let real = RealPaths::at_start(&tree);
         let chats = Pool::new(cfg.max_chats, cfg.max_chat_messages);
-        let cfg_max_watches = cfg.max_watches;
+        let (cfg_max_watches, cfg_listing_window) = (cfg.max_watches, cfg.listing_window);
         let ring = Ring::new(RING_ENTRIES)?;
         match ring.limit_workers(cfg.kernel_workers) {
             Ok(()) => log::info!("ring: kernel workers capped at {}", cfg.kernel_workers),
@@ -107,6 +107,7 @@ impl Server {
             moving: Default::default(),
             turn_read_bytes: 0,
             waits: watch::Waits::new(cfg_max_watches),
+            bases: ops::Bases::new(cfg_listing_window),
         };
         Ok(Server {
             world,
@@ -155,6 +156,7 @@ impl Server {
             self.arm_watches();
             self.trim_after_bursts();
         }
+        self.world.bases.release_all(&mut self.world.ring);
         let left = self.world.ring.cancel_all()?;
         log::info!("stopped: cancelled {} operation(s) still in flight", left.len());
         assert_eq!(self.world.ring.in_flight(), 0, "an operation outlived the ring");
@@ -186,6 +188,7 @@ impl Server {
                 self.bursts.timer_fired(Instant::now());
                 self.trim();
             }
+            Token::Bases => self.world.bases.expire(&mut self.world.ring),
             Token::Rescan => {
                 self.world.waits.rescan_armed = false;
                 let ids = self.world.waits.machine_changed();

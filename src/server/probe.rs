@@ -21,12 +21,13 @@
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
 
 use crate::meta::{Meta, STATX_MASK};
 use crate::ring::{Completion, Sub};
 use crate::tree::Backing;
 
-use super::ops::{Ops, Token};
+use super::ops::{release_shared, Ops, Token};
 
 const RESOLVE_SAFE: u64 = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
 
@@ -78,8 +79,8 @@ pub(crate) struct Probe {
     hard_links: bool,
     /// The base directory, held until the openat2 beneath it has completed
     /// (io_uring may run that open on a worker after later entries, and it
-    /// resolves the dirfd number only then).
-    base: Option<OwnedFd>,
+    /// resolves the dirfd number only then); shared with `Bases`.
+    base: Option<Rc<OwnedFd>>,
     /// The opened file, kept for `Kind::Read`.
     pub fd: Option<OwnedFd>,
     /// What the probe found: the file's meta, or the errno that stopped it.
@@ -106,6 +107,11 @@ impl Probe {
     pub(crate) fn start(&mut self, ops: &mut Ops, op: u32) {
         match &self.target {
             Target::Beneath(b) => {
+                // A look at the base itself opens it afresh (and keeps that):
+                // whether a harness is there at all is never a window old.
+                if let Some(base) = ops.bases.get(&b.base).filter(|_| b.rel.as_bytes() != b".") {
+                    return self.open_beneath(ops, op, base);
+                }
                 let flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
                 let path = b.base.clone();
                 ops.submit(op, Sub::OpenAt2 { dirfd: libc::AT_FDCWD, path, flags, resolve: 0 });
@@ -133,7 +139,10 @@ impl Probe {
 
     /// Give back what it holds: its fds, closed through the ring.
     pub(crate) fn release(self, ops: &mut Ops) {
-        for fd in [self.base, self.fd].into_iter().flatten() {
+        if let Some(base) = self.base {
+            release_shared(ops.ring, base);
+        }
+        if let Some(fd) = self.fd {
             ops.close(fd);
         }
     }
@@ -149,8 +158,24 @@ impl Probe {
     }
 
     fn base_opened(&mut self, ops: &mut Ops, op: u32, result: i32, fd: Option<OwnedFd>) {
-        let Some(base) = fd else { return self.finish(ops, Err(-result.min(-1))) };
         let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens a base") };
+        let Some(base) = fd else {
+            if let Some(kept) = ops.bases.forget(&b.base) {
+                release_shared(ops.ring, kept);
+            }
+            return self.finish(ops, Err(-result.min(-1)));
+        };
+        let base = Rc::new(base);
+        if let Some(old) = ops.bases.keep(&b.base, &base) {
+            release_shared(ops.ring, old);
+        }
+        ops.bases.arm(ops.ring);
+        self.open_beneath(ops, op, base);
+    }
+
+    /// Open the target beneath its base.
+    fn open_beneath(&mut self, ops: &mut Ops, op: u32, base: Rc<OwnedFd>) {
+        let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens beneath a base") };
         let flags = match self.kind {
             Kind::Look => libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             Kind::Read | Kind::Slurp(_) | Kind::SlurpTail(_) => {
@@ -165,7 +190,7 @@ impl Probe {
 
     fn rel_opened(&mut self, ops: &mut Ops, op: u32, result: i32, fd: Option<OwnedFd>) {
         if let Some(base) = self.base.take() {
-            ops.close(base);
+            release_shared(ops.ring, base);
         }
         let Some(fd) = fd else { return self.finish(ops, Err(-result.min(-1))) };
         let flags = libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW;
@@ -310,6 +335,7 @@ mod tests {
 
     use super::*;
     use crate::ring::{Ring, RING_ENTRIES};
+    use crate::server::ops::Bases;
     use crate::server::ops::JOB_OPS_MAX;
 
     /// How long a test waits for its completions before it fails.
@@ -320,15 +346,23 @@ mod tests {
         ring: Ring<Token>,
         in_flight: u32,
         job_ops: usize,
+        bases: Bases,
     }
 
     impl Job {
         fn new(job_ops: usize) -> Job {
-            Job { ring: Ring::new(RING_ENTRIES).unwrap(), in_flight: 0, job_ops }
+            Job { ring: Ring::new(RING_ENTRIES).unwrap(), in_flight: 0, job_ops, bases: Bases::new(Duration::ZERO) }
         }
 
         fn ops(&mut self) -> Ops<'_> {
-            Ops { ring: &mut self.ring, key: 0, gen: 0, in_flight: &mut self.in_flight, job_ops: &mut self.job_ops }
+            Ops {
+                ring: &mut self.ring,
+                key: 0,
+                gen: 0,
+                in_flight: &mut self.in_flight,
+                job_ops: &mut self.job_ops,
+                bases: &mut self.bases,
+            }
         }
 
         /// Wait for at least one completion and hand each to `batch` as

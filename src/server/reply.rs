@@ -17,8 +17,10 @@ use super::conn::{Conn, Fid, Listed, Look, Open, Opened};
 use super::jobs::cx::Cursor;
 use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
+use super::ops::Token;
 use super::watch::{hold_for_machine, AgentKey, Reader, ReaderRef};
-use super::world::World;
+use super::world::{release_file, World, OPEN_FILES_MAX};
+use crate::ring::Sub;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::Instant;
@@ -59,15 +61,24 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
             let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
             conn.reply(tag, &Rmsg::Walk { qids }, trace);
         }
-        Reply::Listed { fid, qid, entries, metas } => {
+        Reply::Listed { fid, qid, entries, metas, dir: fd } => {
             let node = conn.fids.get(&fid).map(|f| f.node);
             deliver(world, conn, tag, Ok(Reply::Open { fid, qid, opened: Opened::Dir(entries.clone()) }));
             let opened = conn.fids.get(&fid).and_then(|f| f.opened());
+            let (mut fd, mut listed) = (fd, None);
             if let (Some(dir), Some(Opened::Dir(kept))) = (node, opened) {
                 if Rc::ptr_eq(kept, &entries) && !world.cfg.listing_window.is_zero() {
-                    let listed = Listed { dir, at: Instant::now(), entries, metas };
-                    keep_listing(world, conn, Some(Box::new(listed)));
+                    let dir_fd = fd.take().filter(|_| world.held.files < OPEN_FILES_MAX).map(Rc::new);
+                    world.held.files += usize::from(dir_fd.is_some());
+                    let at = Instant::now();
+                    listed = Some(Box::new(Listed { dir, at, entries, metas, dir_fd, open_fid: fid }));
                 }
+            }
+            if let Some(fd) = fd {
+                world.ring.submit(Token::Discard, Sub::Close { fd });
+            }
+            if listed.is_some() {
+                keep_listing(world, conn, listed);
             }
         }
         Reply::Stat(entry, meta) => stat_reply(&world.tree, conn, tag, &entry, meta.as_deref(), trace),
@@ -160,13 +171,25 @@ pub(crate) fn stat_reply(tree: &Tree, conn: &mut Conn, tag: u16, e: &Entry, meta
 /// letting go of the one before: its snapshot is uncounted from
 /// `--max-listed-entries` once neither a fid nor the connection holds it.
 pub(crate) fn keep_listing(world: &mut World, conn: &mut Conn, listed: Option<Box<Listed>>) {
-    if let Some(old) = std::mem::replace(&mut conn.listed, listed) {
+    if let Some(mut old) = std::mem::replace(&mut conn.listed, listed) {
+        release_listed_dir(world, &mut old);
         world.release_opened(Opened::Dir(old.entries));
     }
 }
 
+/// Let go of a listing's open directory (its snapshot stays for the walks).
+pub(crate) fn release_listed_dir(world: &mut World, listed: &mut Listed) {
+    if let Some(fd) = listed.dir_fd.take() {
+        release_file(&mut world.ring, &mut world.held, fd);
+    }
+}
+
 pub(crate) fn discard(world: &mut World, result: Result<Reply, Error>) {
-    if let Ok(Reply::Open { opened: opened @ Opened::File { .. }, .. }) = result {
-        world.release_opened(opened);
+    match result {
+        Ok(Reply::Open { opened: opened @ Opened::File { .. }, .. }) => world.release_opened(opened),
+        Ok(Reply::Listed { dir: Some(fd), .. }) => {
+            world.ring.submit(Token::Discard, Sub::Close { fd });
+        }
+        _ => {}
     }
 }

@@ -64,6 +64,8 @@ pub(crate) struct World {
     pub turn_read_bytes: usize,
     /// The `wait` readers, and the watches that wake their reads.
     pub waits: Waits,
+    /// The harness bases opened lately (`ops::Bases`).
+    pub bases: super::ops::Bases,
 }
 
 impl World {

@@ -27,7 +27,7 @@ use super::super::conn::Opened;
 use super::super::dirents::Dirents;
 use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::super::world::OPEN_FILES_MAX;
-use super::cx::{drive, fail, Cx, Event, Reply, Step};
+use super::cx::{drive, drive_look, fail, Cx, Event, Reply, Step};
 
 pub(crate) struct Open {
     fid: u32,
@@ -90,18 +90,26 @@ impl Open {
             self.stage = if self.looked { Stage::Open(batch) } else { Stage::Look(batch) };
         }
         match &mut self.stage {
-            Stage::Look(batch) => match drive(batch, &mut cx.ops, ev) {
+            Stage::Look(batch) => match drive_look(batch, &mut cx.ops, ev) {
                 Err(step) => step,
                 Ok(()) => self.looked(cx),
             },
-            Stage::Open(batch) => match drive(batch, &mut cx.ops, ev) {
+            Stage::Open(batch) => match drive_look(batch, &mut cx.ops, ev) {
                 Err(step) => step,
                 Ok(()) => self.opened(cx),
             },
             Stage::List(l) => match l.step(ev, cx) {
                 Err(step) => step,
                 Ok((entries, metas)) => {
-                    Step::Answer(Ok(Reply::Listed { fid: self.fid, qid: l.qid, entries: Rc::new(entries), metas }))
+                    let (qid, entries) = (l.qid, Rc::new(entries));
+                    // The directory goes with its listing: a stat of a name
+                    // in it is a statx of one name beneath this fd (`Listed`).
+                    let Stage::List(l) = std::mem::replace(&mut self.stage, Stage::Look(Batch::default())) else {
+                        unreachable!("matched above")
+                    };
+                    l.batch.release(&mut cx.ops);
+                    let dir = Some(l.dirents.into_fd());
+                    Step::Answer(Ok(Reply::Listed { fid: self.fid, qid, entries, metas, dir }))
                 }
             },
         }

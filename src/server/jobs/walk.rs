@@ -22,7 +22,7 @@ use crate::tree::{Loc, Part, Presence, SPart};
 
 use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::chat;
-use super::cx::drive;
+use super::cx::drive_look;
 use super::cx::{ChatOf, Cx, Event, Need, Reply, Step};
 use super::gather::{Fetch, Gather};
 
@@ -112,7 +112,7 @@ impl Walk {
             Event::Refreshed(r) => self.chat = Some(r),
             ev => match &mut self.stage {
                 Stage::Look { batch, .. } => {
-                    if let Err(step) = drive(batch, &mut cx.ops, ev) {
+                    if let Err(step) = drive_look(batch, &mut cx.ops, ev) {
                         return step;
                     }
                     return self.looked(cx);
@@ -164,7 +164,7 @@ impl Walk {
                 Presence::Absent => break,
                 Presence::Probe(b) => {
                     let mut batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
-                    let started = drive(&mut batch, &mut cx.ops, Event::Start);
+                    let started = drive_look(&mut batch, &mut cx.ops, Event::Start);
                     self.stage = Stage::Look { next, batch };
                     return match started {
                         Err(step) => step,

@@ -71,6 +71,27 @@ fn a_file_opens_with_linux_flags_and_reads_its_bytes() {
     assert_eq!(c.read_ok(1, 0, 4096), A);
 }
 
+/// At Linux's default msize (128 KiB), a file smaller than 64 KiB opens
+/// with an iounit whose reads fit a 64 KiB Rread (Linux sizes its reply
+/// buffers by the iounit, and zeroes them); a larger one with the msize's.
+#[test]
+fn a_small_file_opens_with_an_iounit_its_reads_fit_in_64_kib() {
+    const KERNEL_MSIZE: u32 = 128 * 1024;
+    let (s, d) = world();
+    s.home_file(".claude/projects/-src-app/big.jsonl", &vec![b'x'; 100_000]);
+    let mut c = d.connect();
+    c.version(KERNEL_MSIZE, "9P2000.L");
+    c.attach_ok(ROOT);
+    for (fid, path, iounit) in [(1, FILE, 64 * 1024 - 11), (2, "/claude/projects/-src-app/big.jsonl", KERNEL_MSIZE - IOHDRSZ)] {
+        c.walk_path(path, fid);
+        let r = lopen(&mut c, fid, DOTL_RDONLY);
+        let Rmsg::Lopen { iounit: got, .. } = r.msg() else { panic!("Tlopen: {:?}", r.msg()) };
+        assert_eq!(got, iounit, "{path}");
+    }
+    assert_eq!(c.read_ok(1, 0, 64 * 1024 - 11), A);
+    assert_eq!(c.read_ok(2, 0, KERNEL_MSIZE - IOHDRSZ).len(), 100_000, "a whole 100 kB in one read");
+}
+
 #[test]
 fn every_open_that_could_change_a_file_answers_read_only_file_system() {
     let (_s, d) = world();

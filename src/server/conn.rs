@@ -34,6 +34,15 @@ pub(crate) const RBUF_BYTES_MIN: usize = 8 * 1024;
 /// A buffer grown past this is released once it is empty, so one large
 /// read does not pin a megabyte per idle connection.
 pub(crate) const BUF_KEEP_BYTES_MAX: usize = 64 * 1024;
+/// The iounit of a file smaller than this when opened: a read of all of it
+/// fits a 64 KiB Rread (the count, and the header's 11 bytes). Linux sizes
+/// the buffer each Tread's reply is received into by the iounit, up to the
+/// msize less a header: at its default 128 KiB msize that was a 128 KiB
+/// buffer, zeroed on allocation, for each of the four reads `cat` makes of
+/// a 100-byte file, where 64 KiB holds any of them (bench/README, "Where a
+/// `cat` goes"). A larger file gets the msize's: a read of 128 KiB of it is
+/// one round trip.
+pub(crate) const SMALL_FILE_IOUNIT: u32 = 64 * 1024 - 11;
 /// Requests parked (waiting on I/O or an event) per connection; past it the
 /// connection stops being read until one is answered.
 pub(crate) const REQS_PARKED_MAX: usize = 64;
@@ -384,9 +393,13 @@ impl Conn {
         proto::encode_r(&mut self.outq, tag, msg, self.dialect);
     }
 
-    /// Append the reply to an open: Ropen, or in 9P2000.L Rlopen.
-    pub(crate) fn reply_open(&mut self, tag: u16, qid: proto::Qid, trace: bool) {
-        let iounit = self.msize - proto::IOHDRSZ;
+    /// Append the reply to an open: Ropen, or in 9P2000.L Rlopen. A file
+    /// on disk gives its size when opened (`SMALL_FILE_IOUNIT`).
+    pub(crate) fn reply_open(&mut self, tag: u16, qid: proto::Qid, size: Option<u64>, trace: bool) {
+        let iounit = match size {
+            Some(n) if n < u64::from(SMALL_FILE_IOUNIT) => SMALL_FILE_IOUNIT.min(self.msize - proto::IOHDRSZ),
+            _ => self.msize - proto::IOHDRSZ,
+        };
         let msg = match self.dialect {
             Dialect::L => Rmsg::Lopen { qid, iounit },
             _ => Rmsg::Open { qid, iounit },

@@ -279,7 +279,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             let qid = Qid { ty: QTFILE, version: 0, path: tree::agent_qid_path(found.as_ref(), *part) };
             let what = Opened::Zmx { slot: *slot, gen: *gen };
             conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
-            conn.reply_open(tag, qid, w.cfg.trace);
+            conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
         }
     }
@@ -295,7 +295,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             let what = Opened::Fact(i);
             conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
             let qid = w.tree.static_qid(i);
-            conn.reply_open(tag, qid, w.cfg.trace);
+            conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
         }
         Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),

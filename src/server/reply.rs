@@ -92,8 +92,12 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
                 if let Opened::Dir(entries) = &opened {
                     world.held.entries += entries.len();
                 }
+                let size = match &opened {
+                    Opened::File { size, .. } => Some(*size),
+                    _ => None,
+                };
                 f.open = Some(Box::new(Open { what: opened, dir_offset: 0, dir_index: 0 }));
-                conn.reply_open(tag, qid, trace);
+                conn.reply_open(tag, qid, size, trace);
             }
             _ => {
                 discard(world, Ok(Reply::Open { fid, qid, opened }));

@@ -27,6 +27,21 @@ use crate::meta::Meta;
 use crate::proto::{self, Dialect, Rmsg};
 use crate::tree::{Entry, Loc, NodeId};
 
+/// A table keyed by numbers a client chooses (fids, tags) or the daemon
+/// counts (record keys), looked up several times a request: hashed with
+/// wyhash under a seed drawn for each table, not std's SipHash (the
+/// hashing was 1% of a `cat`'s instructions in the diod bench's guest,
+/// bench/README "Where a `cat` goes"); the seed keeps a client from
+/// choosing fids that all fall in one bucket.
+pub(crate) type KeyMap<K, V> = HashMap<K, V, wyhash::v1::WyHasherBuilder>;
+
+/// An empty `KeyMap` with a seed of its own.
+pub(crate) fn key_map<K, V>() -> KeyMap<K, V> {
+    use std::hash::BuildHasher;
+    let seed = std::hash::RandomState::new().hash_one(0u64);
+    HashMap::with_hasher(wyhash::v1::WyHasherBuilder::new(seed))
+}
+
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
 /// header says so, then shrinks back once idle.
@@ -254,12 +269,12 @@ pub(crate) struct Conn {
     pub send_off: usize,
     /// Bytes its parked records hold (read buffers), until each is reaped.
     pub charged: usize,
-    pub fids: HashMap<u32, Fid>,
+    pub fids: KeyMap<u32, Fid>,
     /// Walks in flight that will make a new fid: they count against the
     /// fid caps before they land.
     pub fids_reserved: usize,
     /// Parked requests by tag, each naming its record in the server's slab.
-    pub parked: HashMap<u16, usize>,
+    pub parked: KeyMap<u16, usize>,
     /// Of those, reads of `wait` files (not held to `REQS_PARKED_MAX`).
     pub waits_parked: usize,
     /// Serve exactly this one connection and exit when it closes (`--fd`).
@@ -295,9 +310,9 @@ impl Conn {
             send_len: 0,
             send_off: 0,
             charged: 0,
-            fids: HashMap::new(),
+            fids: key_map(),
             fids_reserved: 0,
-            parked: HashMap::new(),
+            parked: key_map(),
             waits_parked: 0,
             only_one: false,
             id,

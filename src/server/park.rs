@@ -41,6 +41,7 @@ use super::jobs::{
     Cx, Event, Job, Need, Step,
 };
 pub(crate) use super::ops::Id;
+use super::conn::KeyMap;
 use super::ops::Token;
 use super::watch::AgentKey;
 use super::{reply, Server};
@@ -88,7 +89,7 @@ pub(crate) struct Reqs {
     /// The records waiting for each job of the daemon's own to finish, by
     /// its key (kept apart: a client's record, which nobody waits on, is
     /// the smaller for it, and a kernel mount parks thousands).
-    waiters: HashMap<usize, Vec<Id>>,
+    waiters: KeyMap<usize, Vec<Id>>,
     /// Where each transcript's last refresh left its index, and when.
     refreshed: HashMap<TranscriptKey, (crate::chat::pool::ChatRef, std::time::Instant)>,
 }

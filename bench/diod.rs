@@ -38,7 +38,13 @@
 //! (16); `--bin PATH` puts another 9agents binary in the guest;
 //! `--trace-sample N` times nothing and prints what the kernel sends 9agents
 //! for `ls -lR` and `find -exec stat` of one directory (each message kind
-//! counted, the first N messages), which is what `bench/ops.rs` replays.
+//! counted, the first N messages), which is what `bench/ops.rs` replays;
+//! `--sched-trace` times nothing and prints, for one directory's `ls -lR`
+//! and `cat` of its files on each server, how often each kind of thread
+//! ran, for how long, and how often it was preempted (tracefs'
+//! sched_switch). With `NINEAGENTS_GUEST_ICOUNT=0` in the environment the
+//! guest's clock counts instructions (`-icount`): the rows no longer move
+//! with the host's load (docs/KERNEL.md).
 
 #[path = "../tests/active_fakes/mod.rs"]
 mod active_fakes;
@@ -197,7 +203,11 @@ fn run(args: &Args) -> Result<bool, Skip> {
         run.boot.as_secs_f64(),
         run.total.as_secs_f64()
     ));
-    println!("{}", table(&run.lines, &tree, args));
+    if args.sched_trace {
+        println!("{}", sched_table(&run.lines));
+    } else {
+        println!("{}", table(&run.lines, &tree, args));
+    }
     let done = run.lines.iter().any(|l| l.starts_with(guest::DONE_LINE));
     Ok(done && !run.lines.iter().any(|l| l.starts_with("FAIL ")))
 }
@@ -338,6 +348,33 @@ fn collapsed(said: &str) -> String {
     }
     let parts: Vec<String> = seen.into_iter().map(|(m, n)| if n > 1 { format!("{m} (x{n})") } else { m }).collect();
     format!("diodload: {}", parts.join("; "))
+}
+
+/// `--sched-trace`'s lines (`SCHED server work thread switches us preempted`)
+/// as one table a work: each kind of thread's switches to it, its run time
+/// and how often it was preempted, for 9agents and diod side by side.
+fn sched_table(lines: &[String]) -> String {
+    let mut rows: Vec<(String, String, String, [u64; 3])> = Vec::new();
+    for l in lines.iter().filter_map(|l| l.strip_prefix("SCHED ")) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let n = |i: usize| f.get(i).and_then(|v| v.parse().ok()).unwrap_or(0);
+        if f.len() >= 5 {
+            rows.push((f[1].to_string(), f[2].to_string(), f[0].to_string(), [n(3), n(4), n(5)]));
+        }
+    }
+    rows.sort();
+    let mut out = format!(
+        "
+one directory's work, the guest's scheduler traced (tracing costs each switch: compare a server          with itself, not across)
+
+{:<8} {:<16} {:<9} {:>9} {:>10} {:>10}
+",
+        "work", "thread", "server", "switches", "run us", "preempted"
+    );
+    for (work, thread, server, [sw, us, pre]) in rows {
+        writeln!(out, "{work:<8} {thread:<16} {server:<9} {sw:>9} {us:>10} {pre:>10}").unwrap();
+    }
+    out
 }
 
 fn table(lines: &[String], tree: &Tree, args: &Args) -> String {

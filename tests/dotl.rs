@@ -82,7 +82,9 @@ fn a_small_file_opens_with_an_iounit_its_reads_fit_in_64_kib() {
     let mut c = d.connect();
     c.version(KERNEL_MSIZE, "9P2000.L");
     c.attach_ok(ROOT);
-    for (fid, path, iounit) in [(1, FILE, 64 * 1024 - 11), (2, "/claude/projects/-src-app/big.jsonl", KERNEL_MSIZE - IOHDRSZ)] {
+    for (fid, path, iounit) in
+        [(1, FILE, 64 * 1024 - 11), (2, "/claude/projects/-src-app/big.jsonl", KERNEL_MSIZE - IOHDRSZ)]
+    {
         c.walk_path(path, fid);
         let r = lopen(&mut c, fid, DOTL_RDONLY);
         let Rmsg::Lopen { iounit: got, .. } = r.msg() else { panic!("Tlopen: {:?}", r.msg()) };

@@ -35,13 +35,13 @@ use slab::Slab;
 use crate::errors::Error;
 use crate::ring::{Completion, Sub};
 
+use super::conn::KeyMap;
 use super::jobs::{
     observe::Observe,
     refresh::{Refresh, TranscriptKey, CHAT_FRESH_FOR},
     Cx, Event, Job, Need, Step,
 };
 pub(crate) use super::ops::Id;
-use super::conn::KeyMap;
 use super::ops::Token;
 use super::watch::AgentKey;
 use super::{reply, Server};

@@ -130,7 +130,9 @@ ls_l_chat_ok() { n=$(grep -c '^-' /tmp/out); [ "$n" -eq "$CHAT_MESSAGES" ] && ec
 # and `cat` of its files, each server in turn: the scheduler's switches
 # (tracefs' sched_switch), and per kind of thread (the work's own
 # process, the 9p client's kworkers, the server's threads, the ring's
-# kernel workers, idle) how often it was switched to and how long it ran.
+# kernel workers, idle) how often it was switched to, how long it ran and
+# how often it was preempted; and the trace buffer's overrun count (0, or
+# events were lost).
 #
 #   SCHED <server> <work> <thread> <switches to it> <microseconds run> <times preempted>
 sched_summary() {
@@ -177,7 +179,7 @@ sched_trace() {
                 cat) (cd "/mnt/$s/$TREE" && xargs cat < /tmp/d00 > /dev/null) ;;
             esac
             echo 0 > "$t/tracing_on"
-            grep -c 'overrun\|LOST' "$t/trace" | sed "s/^/INFO trace lost lines? /"
+            grep overrun "$t/per_cpu/cpu0/stats" | sed "s/^/INFO trace $s $w: /"
             sched_summary "$s" "$w" < "$t/trace"
         done
     done
@@ -206,7 +208,6 @@ trace_sample() {
     finish
 }
 [ -n "$TRACE_OPTS" ] && trace_sample
-
 
 # The tree's rows ROUNDS times, the servers taking turns, so noise from the
 # host falls on both alike (the host keeps each one's best round); the

@@ -86,6 +86,10 @@ pub fn stat_size(stat: &Stat<'_>, dialect: Dialect) -> usize {
     STAT_FIXED_LEN + strings + tail
 }
 
+/// The bytes of an Rread's header, before its data: size[4] type[1]
+/// tag[2] count[4].
+pub const RREAD_HEADER_BYTES: usize = 11;
+
 /// Begin an Rread whose data the caller appends directly (so file bytes
 /// are read straight into the reply): writes size[4] type[1] tag[2]
 /// count[4] with placeholders and returns the message's start offset.

@@ -57,7 +57,7 @@ pub(crate) const BUF_KEEP_BYTES_MAX: usize = 64 * 1024;
 /// a 100-byte file, where 64 KiB holds any of them (bench/README, "Where a
 /// `cat` goes"). A larger file gets the msize's: a read of 128 KiB of it is
 /// one round trip.
-pub(crate) const SMALL_FILE_IOUNIT: u32 = 64 * 1024 - 11;
+pub(crate) const SMALL_FILE_IOUNIT: u32 = 64 * 1024 - proto::RREAD_HEADER_BYTES as u32;
 /// Requests parked (waiting on I/O or an event) per connection; past it the
 /// connection stops being read until one is answered.
 pub(crate) const REQS_PARKED_MAX: usize = 64;

@@ -509,9 +509,10 @@ fn listed_dir(w: &World, conn: &Conn, p: &tree::paths::Place) -> Option<(Rc<Owne
     let dir_fd = listed.dir_fd.as_ref()?;
     let name = p.name();
     let Some(Loc::Mirror(dir)) = w.tree.loc(listed.dir, &w.agents) else { return None };
-    if p.parent().as_ref() != Some(&dir) || listed.entries.binary_search_by(|e| (*e.name).cmp(name)).is_err() {
+    if p.parent().as_ref() != Some(&dir) {
         return None;
     }
+    listed.find(listed.dir, name)?;
     Some((dir_fd.clone(), CString::new(name).ok()?))
 }
 

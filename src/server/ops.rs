@@ -187,8 +187,9 @@ impl Bases {
 }
 
 /// Let go of a shared fd: closed through the ring by its last holder.
-pub(crate) fn release_shared(ring: &mut Ring<Token>, fd: Rc<OwnedFd>) {
-    if let Ok(fd) = Rc::try_unwrap(fd) {
-        ring.submit(Token::Discard, Sub::Close { fd });
-    }
+/// Returns whether this was the last (`world::release_file` counts it).
+pub(crate) fn release_shared(ring: &mut Ring<Token>, fd: Rc<OwnedFd>) -> bool {
+    let Ok(fd) = Rc::try_unwrap(fd) else { return false };
+    ring.submit(Token::Discard, Sub::Close { fd });
+    true
 }

@@ -124,9 +124,8 @@ pub(crate) fn release_opened(ring: &mut Ring<Token>, held: &mut Held, opened: Op
 /// Let go of a counted fd: closed through the ring once its last holder
 /// (a fid, a read in flight, a chat entry) lets go.
 pub(crate) fn release_file(ring: &mut Ring<Token>, held: &mut Held, rc: Rc<OwnedFd>) {
-    if let Ok(fd) = Rc::try_unwrap(rc) {
+    if super::ops::release_shared(ring, rc) {
         held.files -= 1;
-        ring.submit(Token::Discard, Sub::Close { fd });
     }
 }
 

@@ -22,8 +22,7 @@ use crate::ring::Sub;
 
 use super::cx::{fail, Cx, Event, Reply, Step};
 
-/// The bytes of an Rread's header: size[4] type[1] tag[2] count[4].
-pub(crate) const RREAD_HEADER_BYTES: usize = 11;
+pub(crate) use crate::proto::RREAD_HEADER_BYTES;
 
 pub(crate) struct Read {
     tag: u16,

@@ -19,6 +19,7 @@
 //! records are its chat.
 
 use super::conv::{self, Call, Conv, PartKeys, Pending};
+use super::dedupe::reply_key;
 use super::store::{hash, Full, Span, Spans, Store, LIT_DOCUMENT, LIT_IMAGE};
 use super::walk::{any_nested, Node, Rec, Schema, Val, LEAF};
 use super::Kind;
@@ -67,17 +68,91 @@ const INPUT_TOKENS: u8 = 37;
 const OUTPUT_TOKENS: u8 = 38;
 const CACHE_READ: u8 = 39;
 const CACHE_WRITE: u8 = 40;
+/// The record's `uuid`, `requestId`, `version` and `subtype`.
+const UUID: u8 = 41;
+const REQUEST_ID: u8 = 42;
+const VERSION: u8 = 43;
+const SUBTYPE: u8 = 44;
 
 /// The schema of a Claude Code record.
 pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, wanted, any_nested);
 
-/// The record types that can hold a message.
+/// The record types that can hold a message, and any type no rule knows
+/// (walked so that `/health` can say whether it held text).
 fn wanted(ty: &[u8]) -> bool {
-    matches!(ty, b"user" | b"assistant" | b"system" | b"attachment" | b"queue-operation")
+    !bookkeeping(ty)
 }
 
-static NODES: [Node; 41] = {
-    let mut s = [LEAF; 41];
+/// The record types Claude Code writes that are no message (docs/CHAT.md
+/// has why, type by type), as of 2.1.33x.
+fn bookkeeping(ty: &[u8]) -> bool {
+    matches!(
+        ty,
+        b"progress"
+            | b"summary"
+            | b"ai-title"
+            | b"custom-title"
+            | b"agent-name"
+            | b"agent-color"
+            | b"agent-setting"
+            | b"last-prompt"
+            | b"tag"
+            | b"relocated"
+            | b"worktree-state"
+            | b"mode"
+            | b"permission-mode"
+            | b"repl-mode"
+            | b"memory-mode"
+            | b"isolation-latch"
+            | b"atis-latch"
+            | b"session-owner"
+            | b"cost-state"
+            | b"pr-link"
+            | b"bridge-session"
+            | b"frame-link"
+            | b"observer-ref"
+            | b"file-history-snapshot"
+            | b"file-history-delta"
+            | b"attribution-snapshot"
+            | b"content-replacement"
+            | b"fork-context-ref"
+            | b"derived-from"
+            | b"ended-by-model"
+    )
+}
+
+/// Attachments that are no message: copies of files, listings and
+/// reminders the harness re-injects every turn (docs/CHAT.md).
+fn quiet_attachment(ty: &[u8]) -> bool {
+    matches!(
+        ty,
+        b"skill_listing"
+            | b"todo_reminder"
+            | b"task_reminder"
+            | b"nested_memory"
+            | b"file"
+            | b"edited_text_file"
+            | b"invoked_skills"
+            | b"plan_mode"
+            | b"plan_mode_exit"
+            | b"date_change"
+            | b"deferred_tools_delta"
+            | b"mcp_instructions_delta"
+            | b"command_permissions"
+            | b"auto_mode"
+            | b"auto_mode_exit"
+            | b"compact_file_reference"
+            | b"hook_success"
+    )
+}
+
+/// `system` records without text: retries, timings, hook runs.
+fn quiet_system(subtype: &[u8]) -> bool {
+    matches!(subtype, b"api_error" | b"turn_duration" | b"stop_hook_summary")
+}
+
+static NODES: [Node; 45] = {
+    let mut s = [LEAF; 45];
     s[ROOT as usize] = Node {
         keys: &[
             (b"type", TYPE),
@@ -89,6 +164,10 @@ static NODES: [Node; 41] = {
             (b"content", RECORD_CONTENT),
             (b"attachment", ATTACHMENT),
             (b"operation", OPERATION),
+            (b"uuid", UUID),
+            (b"requestId", REQUEST_ID),
+            (b"version", VERSION),
+            (b"subtype", SUBTYPE),
         ],
         elem: 0,
     };
@@ -142,15 +221,31 @@ const PARTS: PartKeys = PartKeys { ty: PART_TYPE, text: PART_TEXT };
 
 /// The messages of one record; `subagent` when the file is a subagent's
 /// own, whose sidechain records are its conversation.
+///
+/// A record whose `uuid` was indexed before in this file is a copy (Claude
+/// Code's second `/compact` re-appends earlier records as they were, and
+/// its own loader keeps the first of each): it says and counts nothing.
 pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv, subagent: bool) -> Result<(), Full> {
     let Some(root) = rec.root() else { return Ok(()) };
     conv.stamp(rec.word(root, TIMESTAMP));
     let ty = rec.word(root, TYPE);
-    if !wanted(ty) {
+    if bookkeeping(ty) {
         return Ok(());
     }
+    if rec.glued {
+        // No record for the harness's loader, but a reply it holds was
+        // still paid for.
+        if ty == b"assistant" {
+            count(rec, root, conv)?;
+        }
+        return Ok(());
+    }
+    if !conv.seen.first(hash(rec.word(root, UUID)))? {
+        return Ok(());
+    }
+    conv.drift.version(rec.word(root, VERSION));
     if ty == b"assistant" {
-        count(rec, root, conv);
+        count(rec, root, conv)?;
     }
     if !subagent && rec.flag(root, SIDECHAIN) == Some(true) {
         return Ok(());
@@ -159,26 +254,38 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv, subagent: bool
     match ty {
         b"user" | b"assistant" => message(rec, root, ty == b"user", time, store, conv),
         b"system" => {
+            let content = rec.child(root, RECORD_CONTENT);
+            if content.is_none() && !quiet_system(rec.word(root, SUBTYPE)) {
+                conv.drift.unknown(&[b"system/", rec.word(root, SUBTYPE)].concat(), false);
+            }
             store.open(Kind::System, time, 0)?;
-            conv::parts(rec, rec.child(root, RECORD_CONTENT), PARTS, store)?;
+            conv::parts(rec, content, PARTS, store)?;
             store.close();
             Ok(())
         }
         b"attachment" => attachment(rec, root, time, store, conv),
         b"queue-operation" => queue(rec, root, time, store, conv),
-        _ => Ok(()),
+        _ => {
+            // A type no rule knows: counted, and whether it held text.
+            let text = rec.child(root, MESSAGE).is_some() || rec.child(root, RECORD_CONTENT).is_some();
+            conv.drift.unknown(ty, text);
+            Ok(())
+        }
     }
 }
 
-/// A reply's `message.usage`, counted once per `message.id` (its last
-/// record's). Sidechain records count: they are the tokens of subagents
-/// written inline, and a subagent's own file is all sidechain.
-fn count(rec: &Rec, root: usize, conv: &mut Conv) {
-    let Some(m) = rec.child(root, MESSAGE).filter(|&m| rec.val(m) == Val::Obj) else { return };
-    let Some(u) = rec.child(m, USAGE).filter(|&u| rec.val(u) == Val::Obj) else { return };
+/// A reply's `message.usage`, counted once per reply (`message.id` and
+/// `requestId`) over the whole file, each field at its largest among the
+/// reply's records (`dedupe::Replies`). Sidechain records count: they are
+/// the tokens of subagents written inline, and a subagent's own file is
+/// all sidechain.
+fn count(rec: &Rec, root: usize, conv: &mut Conv) -> Result<(), Full> {
+    let Some(m) = rec.child(root, MESSAGE).filter(|&m| rec.val(m) == Val::Obj) else { return Ok(()) };
+    let Some(u) = rec.child(m, USAGE).filter(|&u| rec.val(u) == Val::Obj) else { return Ok(()) };
     let n = |k: u8| rec.uint(u, k).unwrap_or(0);
     let c = [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHE_READ), n(CACHE_WRITE), 0];
-    conv.tally.reply(&mut conv.usage, hash(rec.word(m, MESSAGE_ID)), rec.word(m, MODEL), &c);
+    let id = reply_key(rec.word(m, MESSAGE_ID), rec.word(root, REQUEST_ID));
+    conv.replies.copy(&mut conv.usage, id, rec.word(m, MODEL), &c)
 }
 
 fn message(rec: &Rec, root: usize, user: bool, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
@@ -264,7 +371,12 @@ fn attachment(rec: &Rec, root: usize, time: u32, store: &mut Store, conv: &mut C
             store.close();
             Ok(())
         }
-        _ => Ok(()),
+        t if quiet_attachment(t) => Ok(()),
+        t => {
+            let text = rec.child(a, ATTACHMENT_CONTENT).is_some() || rec.child(a, PROMPT).is_some();
+            conv.drift.unknown(&[b"attachment/", t].concat(), text);
+            Ok(())
+        }
     }
 }
 

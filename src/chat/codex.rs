@@ -44,6 +44,15 @@ const INPUT_TOKENS: u8 = 22;
 const CACHED_INPUT: u8 = 23;
 const OUTPUT_TOKENS: u8 = 24;
 const REASONING: u8 = 25;
+/// `session_meta`'s thread id, its fork's parent and the harness's
+/// version; a `token_usage_record`'s thread, response and usage; the
+/// cache writes of a total or a record.
+const ID: u8 = 26;
+const FORKED_FROM: u8 = 27;
+const CLI_VERSION: u8 = 28;
+const THREAD_ID: u8 = 29;
+const RESPONSE_ID: u8 = 30;
+const CACHE_WRITE: u8 = 31;
 
 /// The keys of an item, wrapped in a payload or (legacy) bare.
 macro_rules! item_keys {
@@ -69,16 +78,39 @@ macro_rules! item_keys {
 /// The schema of a codex record.
 pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, walked, nested);
 
-/// The record types that can hold a message: items, wrapped or bare, and
-/// a compaction's summary.
+/// The record types that can hold a message: items, wrapped or bare, a
+/// compaction's summary, and another agent's words.
 fn wanted(ty: &[u8]) -> bool {
-    matches!(ty, b"response_item" | b"compacted") || is_item(ty)
+    matches!(ty, b"response_item" | b"compacted" | b"inter_agent_communication") || is_item(ty)
 }
 
-/// The records worth walking: those that hold messages, and those that
-/// count tokens (the turn's model, the running total).
+/// The records worth walking: those that hold messages, those that count
+/// tokens (the turn's model, the running total, a response's record), the
+/// thread's own (`session_meta`), and any type no rule knows (so that
+/// `/health` can say whether it held text).
 fn walked(ty: &[u8]) -> bool {
-    wanted(ty) || matches!(ty, b"event_msg" | b"turn_context")
+    wanted(ty) || matches!(ty, b"event_msg" | b"turn_context" | b"session_meta" | b"token_usage_record") || !known(ty)
+}
+
+/// Every top-level type codex writes, as of 0.17x (docs/CHAT.md says what
+/// each is); a legacy rollout's bare items and header too.
+fn known(ty: &[u8]) -> bool {
+    matches!(
+        ty,
+        b"session_meta"
+            | b"response_item"
+            | b"event_msg"
+            | b"turn_context"
+            | b"compacted"
+            | b"world_state"
+            | b"token_usage_record"
+            | b"inter_agent_communication"
+            | b"inter_agent_communication_metadata"
+            | b"dynamic_tools_updated"
+            | b"retained_context"
+            | b"security_risk_score"
+            | b"realtime_item"
+    ) || is_item(ty)
 }
 
 /// Of the UI's events, only the token counts are read.
@@ -86,10 +118,22 @@ fn nested(record: &[u8], ty: &[u8]) -> bool {
     record != b"event_msg" || ty == b"token_count"
 }
 
-static NODES: [Node; 26] = {
-    let mut s = [LEAF; 26];
+static NODES: [Node; 32] = {
+    let mut s = [LEAF; 32];
     s[ROOT as usize] = Node { keys: item_keys!((b"timestamp", TIMESTAMP), (b"payload", PAYLOAD),), elem: 0 };
-    s[PAYLOAD as usize] = Node { keys: item_keys!((b"model", MODEL), (b"info", INFO),), elem: 0 };
+    s[PAYLOAD as usize] = Node {
+        keys: item_keys!(
+            (b"model", MODEL),
+            (b"info", INFO),
+            (b"id", ID),
+            (b"forked_from_id", FORKED_FROM),
+            (b"cli_version", CLI_VERSION),
+            (b"thread_id", THREAD_ID),
+            (b"response_id", RESPONSE_ID),
+            (b"usage", TOTAL),
+        ),
+        elem: 0,
+    };
     s[INFO as usize] = Node { keys: &[(b"total_token_usage", TOTAL)], elem: 0 };
     s[TOTAL as usize] = Node {
         keys: &[
@@ -97,6 +141,7 @@ static NODES: [Node; 26] = {
             (b"cached_input_tokens", CACHED_INPUT),
             (b"output_tokens", OUTPUT_TOKENS),
             (b"reasoning_output_tokens", REASONING),
+            (b"cache_write_input_tokens", CACHE_WRITE),
         ],
         elem: 0,
     };
@@ -129,10 +174,15 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
     conv.stamp(rec.word(root, TIMESTAMP));
     let ty = rec.word(root, TYPE);
     let payload = rec.child(root, PAYLOAD).filter(|&p| rec.val(p) == Val::Obj);
-    if let (b"turn_context" | b"event_msg", Some(p)) = (ty, payload) {
-        count(rec, ty, p, conv);
+    if let Some(p) = payload {
+        count(rec, ty, p, conv)?;
     }
-    if !wanted(ty) {
+    if rec.glued || !wanted(ty) {
+        if !known(ty) && rec.child(root, TIMESTAMP).is_some() {
+            // A wrapped record of a type no rule knows.
+            let text = payload.is_some_and(|p| [CONTENT, MESSAGE].iter().any(|&k| rec.child(p, k).is_some()));
+            conv.drift.unknown(ty, text);
+        }
         return Ok(());
     }
     let time = conv.time();
@@ -142,29 +192,57 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
             let summary = rec.child(p, MESSAGE).filter(|&m| rec.entries[m].out > 0);
             return store.one(Kind::System, time, summary.and_then(|m| rec.value_span(m)));
         }
+        (b"inter_agent_communication", Some(p)) => {
+            // Another agent's words, persisted as this record alone (codex
+            // records no response item for it): docs/CHAT.md.
+            store.open(Kind::Agent, time, 0)?;
+            conv::put(store, rec.child(p, AUTHOR).and_then(|a| rec.value_span(a)))?;
+            conv::parts(rec, rec.child(p, CONTENT), PARTS, store)?;
+            store.close();
+            return Ok(());
+        }
         (_, None) if is_item(ty) => root,
         _ => return Ok(()),
     };
     item_line(rec, item, time, store, conv)
 }
 
-/// Tokens: a turn names its model; a `token_count` whose `info` is not
-/// null carries the session's running total, and the last one is the
-/// session's usage (what it grew by goes to the turn's model).
-fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) {
-    if ty == b"turn_context" {
-        let model = rec.word(payload, MODEL);
-        if !model.is_empty() {
-            conv.tally.model = model.to_vec();
+/// Tokens (`usage::Running`): the thread's id and whether it is a fork; a
+/// turn's model; a `token_count`'s running total; a response's own record.
+fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) -> Result<(), Full> {
+    let counts = |t: usize| {
+        let n = |k: u8| rec.uint(t, k).unwrap_or(0);
+        [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHED_INPUT), n(CACHE_WRITE), n(REASONING)]
+    };
+    match ty {
+        b"session_meta" => {
+            conv.drift.version(rec.word(payload, CLI_VERSION));
+            let forked = !rec.word(payload, FORKED_FROM).is_empty();
+            let time = conv.time();
+            conv.running.meta(hash(rec.word(payload, ID)), forked, time);
         }
-        return;
+        b"turn_context" => {
+            let model = rec.word(payload, MODEL);
+            if !model.is_empty() {
+                conv.running.model = model.to_vec();
+            }
+        }
+        b"event_msg" => {
+            let info = rec.child(payload, INFO).filter(|&i| rec.val(i) == Val::Obj);
+            let Some(t) = info.and_then(|i| rec.child(i, TOTAL)).filter(|&t| rec.val(t) == Val::Obj) else {
+                return Ok(());
+            };
+            let time = conv.time();
+            conv.running.total(&mut conv.usage, &counts(t), time);
+        }
+        b"token_usage_record" => {
+            let Some(u) = rec.child(payload, TOTAL).filter(|&u| rec.val(u) == Val::Obj) else { return Ok(()) };
+            let (thread, response) = (hash(rec.word(payload, THREAD_ID)), hash(rec.word(payload, RESPONSE_ID)));
+            conv.running.record(&mut conv.usage, &mut conv.seen, thread, response, &counts(u))?;
+        }
+        _ => {}
     }
-    let info = rec.child(payload, INFO).filter(|&i| rec.val(i) == Val::Obj);
-    let Some(t) = info.and_then(|i| rec.child(i, TOTAL)).filter(|&t| rec.val(t) == Val::Obj) else { return };
-    let n = |k: u8| rec.uint(t, k).unwrap_or(0);
-    let c = [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHED_INPUT), 0, n(REASONING)];
-    let slot = conv.usage.slot(&conv.tally.model);
-    conv.usage.set_total(slot, &c);
+    Ok(())
 }
 
 /// Whether a bare record of this type is an item (a legacy rollout's).

@@ -2,9 +2,11 @@
 //! share: a tool call, its result, and content made of parts.
 
 use super::branch::Tree;
+use super::dedupe::{Replies, Seen};
+use super::drift::Drift;
 use super::store::{hash, Calls, Full, Span, Spans, Store, Tools, LIT_EMPTY, LIT_IMAGE};
 use super::time::parse_time;
-use super::usage::{Tally, Usage};
+use super::usage::{Running, Usage};
 use super::walk::{Rec, Val};
 use super::Kind;
 
@@ -24,9 +26,17 @@ pub(crate) struct Conv {
     last: u32,
     /// Claude: prompts typed while the model worked.
     pub queue: Queue,
-    /// The session's tokens so far, and what counting them needs.
+    /// The session's tokens so far, and what counting them needs: each
+    /// harness's duplicates (`dedupe`), codex's running total.
     pub usage: Usage,
-    pub tally: Tally,
+    /// Claude: the records indexed, by `uuid`; codex: the responses
+    /// counted, by `response_id`.
+    pub seen: Seen,
+    /// Claude: each reply's usage, by `message.id` and `requestId`.
+    pub replies: Replies,
+    pub running: Running,
+    /// What no rule knows (`/health`).
+    pub drift: Drift,
     /// pi and omp: the entries' tree and the current branch.
     pub tree: Tree,
 }
@@ -35,7 +45,9 @@ pub(crate) struct Conv {
 const STAMP_MAX: usize = 40;
 
 impl Conv {
-    pub fn new() -> Conv {
+    /// A conversation that remembers at most `ids` record and reply ids
+    /// (past it the index is full: `Seen`, `Replies`).
+    pub fn new(ids: usize) -> Conv {
         Conv {
             tools: Tools::new(),
             calls: Calls::new(),
@@ -45,7 +57,10 @@ impl Conv {
             last: 0,
             queue: Queue::default(),
             usage: Usage::new(),
-            tally: Tally::default(),
+            seen: Seen::new(ids),
+            replies: Replies::new(ids),
+            running: Running::default(),
+            drift: Drift::default(),
             tree: Tree::default(),
         }
     }

@@ -111,7 +111,7 @@ impl Index {
             covered: 0,
             full: false,
             store: Store::new(max_messages, max_messages.saturating_mul(SPANS_PER_MESSAGE)),
-            conv: Conv::new(),
+            conv: Conv::new(max_messages.saturating_mul(SPANS_PER_MESSAGE)),
             walker: Walker::new(schema),
             head_at: 0,
             head: [0; PROBE_LEN],
@@ -155,6 +155,12 @@ impl Index {
         &self.conv.usage
     }
 
+    /// What the transcript held that no rule knows, as far as it is
+    /// indexed (`/health`).
+    pub fn drift(&self) -> &super::drift::Drift {
+        &self.conv.drift
+    }
+
     /// The transcript has more messages than the index holds: nothing past
     /// `covered()` is indexed, and a listing is to answer an error.
     pub fn full(&self) -> bool {
@@ -181,6 +187,7 @@ impl Index {
             bytes,
             at: file_offset,
             line: 0,
+            obj: 0,
             format: self.format,
             walker: &mut self.walker,
             store: &mut self.store,
@@ -298,6 +305,9 @@ struct Feed<'a> {
     at: u64,
     /// Start of the line being walked.
     line: usize,
+    /// Start of the object being walked: the line's, or where an object
+    /// glued onto the one before it begins.
+    obj: usize,
     format: Format,
     walker: &'a mut Walker,
     store: &'a mut Store,
@@ -313,13 +323,67 @@ impl Visit for Feed<'_> {
 
     #[inline(always)]
     fn structural(&mut self, pos: usize, byte: u8) -> bool {
-        self.walker.structural(self.bytes, pos, byte)
+        self.walker.structural(self.bytes, pos, byte) || self.stopped(pos)
     }
 
     fn newline(&mut self, pos: usize) -> bool {
-        let line = &self.bytes[self.line..pos];
+        if self.full {
+            // A glued object met a cap: the line stays unindexed.
+            return false;
+        }
+        let glued = self.obj != self.line;
+        if glued {
+            self.conv.drift.glued_lines += 1;
+        } else if self.walker.bad(&self.bytes[self.obj..pos]) {
+            // Still read for what it says before it stopped making sense
+            // (docs/CHAT.md), and counted: a strict parser takes nothing.
+            self.conv.drift.bad_lines += 1;
+        }
+        self.interpret(pos, glued);
+        if self.full {
+            return false;
+        }
+        if self.conv.tree.moved {
+            // The rest is passed over (`Index::skip`).
+            return false;
+        }
+        self.line = pos + 1;
+        self.obj = pos + 1;
+        self.walker.reset(pos + 1);
+        true
+    }
+}
+
+impl Feed<'_> {
+    /// The walk stopped at `pos`. If the record's object closed there and
+    /// another object follows on the same line, the first is handed to its
+    /// format as one of a glued line's, and the walk starts again on the
+    /// next. (Out of line: once a line at most.)
+    #[inline(never)]
+    fn stopped(&mut self, pos: usize) -> bool {
+        if !self.walker.closed() || self.full {
+            return false;
+        }
+        let rest = &self.bytes[pos + 1..];
+        let Some(next) = rest.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\r')) else { return false };
+        if rest[next] != b'{' {
+            return false;
+        }
+        self.interpret(pos + 1, true);
+        if self.full {
+            return false;
+        }
+        self.obj = pos + 1 + next;
+        self.walker.reset(self.obj);
+        true
+    }
+
+    /// Hand the object walked, which ends at `end`, to its format; a cap
+    /// reached leaves the line whole for nobody (`full`).
+    fn interpret(&mut self, end: usize, glued: bool) {
+        let line = &self.bytes[self.obj..end];
         self.walker.finish(line.len());
-        let rec = Rec { line, at: self.at + self.line as u64, entries: &self.walker.entries };
+        let rec = Rec { line, at: self.at + self.obj as u64, entries: &self.walker.entries, glued };
         let (msgs, spans) = (self.store.msgs.len(), self.store.spans.len());
         let done = match self.format {
             Format::Claude => claude::line(&rec, self.store, self.conv, false),
@@ -332,14 +396,6 @@ impl Visit for Feed<'_> {
             // says so instead of ending early.
             self.store.truncate(msgs, spans);
             self.full = true;
-            return false;
         }
-        if self.conv.tree.moved {
-            // The rest is passed over (`Index::skip`).
-            return false;
-        }
-        self.line = pos + 1;
-        self.walker.reset(pos + 1);
-        true
     }
 }

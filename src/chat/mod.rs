@@ -65,6 +65,8 @@ mod claude;
 mod codex;
 mod conv;
 mod cursor;
+mod dedupe;
+pub mod drift;
 mod escape;
 mod index;
 mod pi;

@@ -67,18 +67,44 @@ const CACHE_READ: u8 = 27;
 const CACHE_WRITE: u8 = 28;
 const REASONING: u8 = 29;
 const REASONING_TOKENS: u8 = 30;
+/// The header's format version; a user message the harness made itself;
+/// a thinking block whose text was withheld.
+const VERSION: u8 = 31;
+const SYNTHETIC: u8 = 32;
+const REDACTED: u8 = 33;
 
 /// The schema of a pi or omp entry.
 pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, entry, any_nested);
 
 /// Every entry is walked: even bookkeeping entries stand in the tree, and
-/// their `id` and `parentId` come after their `type`.
+/// their `id` and `parentId` come after their `type`. So is the header,
+/// for its version.
 fn entry(ty: &[u8]) -> bool {
-    !matches!(ty, b"session" | b"title")
+    ty != b"title"
 }
 
-static NODES: [Node; 31] = {
-    let mut s = [LEAF; 31];
+/// The entry types pi and omp write that are no message: settings, names,
+/// marks, extension state (docs/CHAT.md).
+fn bookkeeping(ty: &[u8]) -> bool {
+    matches!(
+        ty,
+        b"model_change"
+            | b"thinking_level_change"
+            | b"label"
+            | b"session_info"
+            | b"custom"
+            | b"service_tier_change"
+            | b"session_init"
+            | b"mode_change"
+            | b"ttsr_injection"
+            | b"reset_boundary"
+            | b"title_change"
+            | b"credential_pin"
+    )
+}
+
+static NODES: [Node; 34] = {
+    let mut s = [LEAF; 34];
     s[ROOT as usize] = Node {
         keys: &[
             (b"type", TYPE),
@@ -88,6 +114,7 @@ static NODES: [Node; 31] = {
             (b"message", MESSAGE),
             (b"summary", SUMMARY),
             (b"content", ENTRY_CONTENT),
+            (b"version", VERSION),
         ],
         elem: 0,
     };
@@ -102,6 +129,7 @@ static NODES: [Node; 31] = {
             (b"model", MODEL),
             (b"usage", USAGE),
             (b"errorMessage", ERROR),
+            (b"synthetic", SYNTHETIC),
         ],
         elem: 0,
     };
@@ -115,6 +143,7 @@ static NODES: [Node; 31] = {
             (b"id", BLOCK_ID),
             (b"name", NAME),
             (b"arguments", ARGUMENTS),
+            (b"redacted", REDACTED),
         ],
         elem: 0,
     };
@@ -138,6 +167,23 @@ const PARTS: PartKeys = PartKeys { ty: BLOCK_TYPE, text: TEXT };
 pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {
     let Some(root) = rec.root() else { return Ok(()) };
     let ty = rec.word(root, TYPE);
+    if ty == b"session" {
+        // pi's session format version: a number.
+        if let Some(v) = rec.uint(root, VERSION) {
+            conv.drift.version(v.to_string().as_bytes());
+        }
+        return Ok(());
+    }
+    if rec.glued {
+        // pi's loader drops a line of glued objects whole: no entry, no
+        // message; a reply on it was still paid for.
+        if let Some(m) = rec.child(root, MESSAGE).filter(|&m| ty == b"message" && rec.val(m) == Val::Obj) {
+            if rec.word(m, ROLE) == b"assistant" {
+                count(rec, m, conv);
+            }
+        }
+        return Ok(());
+    }
     if ty.is_empty() || !entry(ty) || conv.tree.moved {
         return Ok(());
     }
@@ -155,7 +201,11 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
             store.one(Kind::System, time, summary.and_then(|s| rec.value_span(s)))?;
         }
         b"custom_message" => said(rec, rec.child(root, ENTRY_CONTENT), Kind::System, time, store)?,
-        _ => {}
+        t if bookkeeping(t) => {}
+        t => {
+            let text = [MESSAGE, SUMMARY, ENTRY_CONTENT].iter().any(|&k| rec.child(root, k).is_some());
+            conv.drift.unknown(t, text);
+        }
     }
     conv.tree.push(hash(rec.word(root, ID)), parent, store.msgs.len());
     Ok(())
@@ -179,6 +229,8 @@ fn message(rec: &Rec, root: usize, time: u32, store: &mut Store, conv: &mut Conv
     let Some(m) = rec.child(root, MESSAGE).filter(|&m| rec.val(m) == Val::Obj) else { return Ok(()) };
     let content = rec.child(m, CONTENT);
     match rec.word(m, ROLE) {
+        // A user message the harness made itself is the harness speaking.
+        b"user" if rec.flag(m, SYNTHETIC) == Some(true) => blocks(rec, content, Kind::System, time, store, conv),
         b"user" => blocks(rec, content, Kind::User, time, store, conv),
         b"assistant" => {
             count(rec, m, conv);
@@ -201,7 +253,12 @@ fn message(rec: &Rec, root: usize, time: u32, store: &mut Store, conv: &mut Conv
         }
         // A role this does not know (omp's fileMention among them) is
         // still something said to the model: shown as its JSON.
-        _ => store.one(Kind::System, time, rec.raw_span(m)),
+        role => {
+            if role != b"fileMention" {
+                conv.drift.unknown(&[b"message/", role].concat(), true);
+            }
+            store.one(Kind::System, time, rec.raw_span(m))
+        }
     }
 }
 
@@ -232,7 +289,9 @@ fn block(rec: &Rec, b: usize, said: Kind, time: u32, store: &mut Store, conv: &m
     let text = |k: u8| rec.child(b, k).filter(|&t| rec.val(t) == Val::Str);
     match rec.word(b, BLOCK_TYPE) {
         b"text" if text(TEXT).is_some() => store.one(said, time, text(TEXT).and_then(|t| rec.str_span(t))),
-        // Redacted thinking keeps no text: nothing to show.
+        // Redacted thinking keeps no text (or a placeholder for it):
+        // nothing to show.
+        b"thinking" if rec.flag(b, REDACTED) == Some(true) => Ok(()),
         b"thinking" if text(THINKING).is_some() => {
             let t = text(THINKING).filter(|&t| rec.entries[t].out > 0);
             store.one(Kind::Thinking, time, t.and_then(|t| rec.str_span(t)))

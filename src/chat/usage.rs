@@ -133,16 +133,6 @@ impl Usage {
             minus(m, c);
         }
     }
-
-    /// The totals are `c`, as a harness that keeps a running total says;
-    /// what they grew by is counted for the model at `slot`.
-    pub(crate) fn set_total(&mut self, slot: usize, c: &Counts) {
-        let grew: Counts = std::array::from_fn(|k| c[k].saturating_sub(self.total[k]));
-        if let Some((_, m)) = self.models.get_mut(slot) {
-            plus(m, &grew);
-        }
-        self.total = *c;
-    }
 }
 
 fn plus(a: &mut Counts, b: &Counts) {
@@ -157,39 +147,107 @@ fn minus(a: &mut Counts, b: &Counts) {
     }
 }
 
-/// What a format keeps between lines to count each reply once.
+/// A harness that keeps a running total (codex's `token_count` events):
+/// what the total grew by is counted for the model of the turn. A total
+/// lower than the last in any kind is a reset (a new series from zero):
+/// it is counted whole, so nothing spent before it is lost and the totals
+/// stay the sum of the per-model lines.
 ///
-/// Claude Code writes one record per content block of a reply, each with
-/// the reply's `message.usage`; the input and cache counts repeat, the
-/// output count grows while the reply streams, so the last record of a
-/// `message.id` is the one to count. Its records are consecutive in every
-/// real transcript (checked over `../shared/data`), so the reply being
-/// counted is the only state: a record of the same id replaces its counts,
-/// another id starts a new reply. A reply whose records were interleaved
-/// with another's would be counted once per run of its records.
-///
-/// Codex keeps a running total: the model of the turn is the only state
-/// (its name: a model is named in the usage once it has counted).
+/// A fork (`fork`) starts its rollout with its parent's history, token
+/// counts included, and its totals continue from the parent's: the counts
+/// of the copied history set where the fork starts from and count
+/// nothing. A thread that writes its own per-response records
+/// (`token_usage_record`) is counted from those (`record`); from its first
+/// one on, the running totals count nothing, and in a fork what they
+/// counted before it is taken back (in the versions that write records,
+/// a fork's copied history is all that comes before its first record).
+/// docs/CHAT.md, "Usage", has the rules and the versions they were
+/// established for.
 #[derive(Default)]
-pub(crate) struct Tally {
-    /// The reply being counted: the hash of its id (0: none), its model's
-    /// slot, and its counts as counted.
-    reply: (u64, usize, Counts),
-    /// Codex: the model of the current turn, once known.
+pub(crate) struct Running {
+    /// The model of the current turn, once known.
     pub model: Vec<u8>,
+    /// The thread's own id (its first `session_meta`'s), hashed; `None`
+    /// until known.
+    pub own: Option<u64>,
+    /// A fork: the second its rollout began. Token counts no later than
+    /// it, before any record later than it, are the copied history's.
+    fork: Option<u32>,
+    copying: bool,
+    last: Counts,
+    /// A record of the thread's own was counted: the totals no longer are.
+    recorded: bool,
+    /// In a fork, what the totals counted, by model, until a record.
+    provisional: Vec<(usize, Counts)>,
 }
 
-impl Tally {
-    /// A reply's record with id hash `id` (0 when it has none) counts `c`
-    /// for model `model`: replacing its earlier record's counts.
-    pub fn reply(&mut self, usage: &mut Usage, id: u64, model: &[u8], c: &Counts) {
-        let slot = usage.slot(model);
-        if id != 0 && self.reply.0 == id {
-            let (_, old_slot, old) = self.reply;
-            usage.uncount(old_slot, &old);
+impl Running {
+    /// The rollout's first `session_meta`: the thread's id, and whether it
+    /// is a fork, made at `time`. Later ones (resumes, a copied parent's)
+    /// change nothing.
+    pub fn meta(&mut self, id: u64, forked: bool, time: u32) {
+        if self.own.is_some() {
+            return;
         }
+        self.own = Some(id);
+        if forked {
+            self.fork = Some(time);
+            self.copying = true;
+        }
+    }
+
+    /// A running total `t`, in a record written at `time`.
+    pub fn total(&mut self, usage: &mut Usage, t: &Counts, time: u32) {
+        if self.recorded {
+            return;
+        }
+        if self.copying {
+            if self.fork.is_some_and(|f| time <= f) {
+                self.last = *t;
+                return;
+            }
+            self.copying = false;
+        }
+        let reset = t.iter().zip(&self.last).any(|(now, was)| now < was);
+        let grew: Counts = if reset { *t } else { std::array::from_fn(|k| t[k] - self.last[k]) };
+        self.last = *t;
+        let slot = usage.slot(&self.model);
+        usage.count(slot, &grew);
+        if self.fork.is_some() {
+            match self.provisional.iter_mut().find(|(s, _)| *s == slot) {
+                Some((_, c)) => plus(c, &grew),
+                None => self.provisional.push((slot, grew)),
+            }
+        }
+    }
+
+    /// One response's record: `thread` (hashed; 0 when it names none)
+    /// spent `c`. Another thread's (a parent's copied, a child's
+    /// forwarded) is not this one's; a response already counted is not
+    /// counted again (`responses`).
+    pub fn record(
+        &mut self,
+        usage: &mut Usage,
+        responses: &mut super::dedupe::Seen,
+        thread: u64,
+        response: u64,
+        c: &Counts,
+    ) -> Result<(), super::store::Full> {
+        if thread != 0 && self.own.is_some_and(|o| o != 0 && o != thread) {
+            return Ok(());
+        }
+        if !responses.first(response)? {
+            return Ok(());
+        }
+        if !self.recorded {
+            self.recorded = true;
+            for (slot, c) in std::mem::take(&mut self.provisional) {
+                usage.uncount(slot, &c);
+            }
+        }
+        let slot = usage.slot(&self.model);
         usage.count(slot, c);
-        self.reply = (id, slot, *c);
+        Ok(())
     }
 }
 
@@ -213,25 +271,25 @@ mod tests {
     }
 
     #[test]
-    fn a_later_record_of_the_same_reply_replaces_its_counts() {
-        let (mut u, mut t) = (Usage::new(), Tally::default());
-        t.reply(&mut u, 7, b"m", &[5, 1, 0, 0, 0]);
-        t.reply(&mut u, 7, b"m", &[5, 9, 0, 0, 0]);
-        t.reply(&mut u, 8, b"m", &[2, 2, 0, 0, 0]);
-        t.reply(&mut u, 0, b"m", &[1, 1, 0, 0, 0]);
-        t.reply(&mut u, 0, b"m", &[1, 1, 0, 0, 0]);
-        assert_eq!(u.total(), [9, 13, 0, 0, 0], "an id counts once, its last record; no id counts each");
+    fn a_running_total_is_counted_by_its_growth_for_the_model_in_use() {
+        let (mut u, mut r) = (Usage::new(), Running::default());
+        r.model = b"a".to_vec();
+        r.total(&mut u, &[10, 1, 0, 0, 0], 0);
+        r.model = b"b".to_vec();
+        r.total(&mut u, &[15, 3, 0, 0, 0], 0);
+        assert_eq!(u.total(), [15, 3, 0, 0, 0]);
+        assert_eq!((u.model(b"a"), u.model(b"b")), (Some([10, 1, 0, 0, 0]), Some([5, 2, 0, 0, 0])));
     }
 
     #[test]
-    fn a_running_total_is_the_total_and_its_growth_goes_to_the_model_in_use() {
-        let mut u = Usage::new();
-        let a = u.slot(b"a");
-        u.set_total(a, &[10, 1, 0, 0, 0]);
-        let b = u.slot(b"b");
-        u.set_total(b, &[15, 3, 0, 0, 0]);
-        assert_eq!(u.total(), [15, 3, 0, 0, 0]);
-        assert_eq!((u.model(b"a"), u.model(b"b")), (Some([10, 1, 0, 0, 0]), Some([5, 2, 0, 0, 0])));
+    fn a_reset_is_a_new_series_and_erases_nothing() {
+        let (mut u, mut r) = (Usage::new(), Running::default());
+        r.model = b"m".to_vec();
+        r.total(&mut u, &[16_341, 200, 9_000, 0, 50], 0);
+        r.total(&mut u, &[0, 0, 0, 0, 0], 0);
+        r.total(&mut u, &[100, 10, 0, 0, 0], 0);
+        assert_eq!(u.total(), [16_441, 210, 9_000, 0, 50]);
+        assert_eq!(u.model(b"m"), Some(u.total()), "the totals are the sum of the per-model lines");
     }
 
     #[test]

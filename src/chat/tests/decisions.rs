@@ -343,3 +343,116 @@ fn a_legacy_rollout_reads_its_bare_items() {
     // The items carry no time: they were written after the header's.
     assert_eq!(ix.info(4).unwrap().time, crate::chat::parse_time(b"2025-09-24T01:49:52.132Z").unwrap());
 }
+
+/// Claude Code 2.1.33x writes these besides its messages: all bookkeeping
+/// (docs/CHAT.md has each one's row), none counted as unknown.
+#[test]
+fn claude_2_1_33x_records_are_bookkeeping_and_known() {
+    let types = [
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "ai-title",
+        "summary",
+        "tag",
+        "agent-name",
+        "agent-color",
+        "agent-setting",
+        "relocated",
+        "worktree-state",
+        "mode",
+        "permission-mode",
+        "repl-mode",
+        "memory-mode",
+        "isolation-latch",
+        "atis-latch",
+        "session-owner",
+        "cost-state",
+        "pr-link",
+        "bridge-session",
+        "frame-link",
+        "observer-ref",
+        "file-history-snapshot",
+        "file-history-delta",
+        "attribution-snapshot",
+        "content-replacement",
+        "fork-context-ref",
+        "derived-from",
+        "ended-by-model",
+    ];
+    let recs: Vec<String> = types
+        .iter()
+        .map(|t| format!(r#"{{"type":"{t}","sessionId":"s","uuid":"{t}","content":"not said","message":"nor this"}}"#))
+        .collect();
+    let file = lines(&recs.iter().map(String::as_str).collect::<Vec<_>>());
+    let ix = index(Format::Claude, &file);
+    assert_eq!(ix.len(), 0);
+    assert!(ix.drift().unknown.is_empty(), "{:?}", ix.drift().unknown);
+    let said = said(
+        Format::Claude,
+        &[
+            r#"{"type":"system","subtype":"model_fallback","content":"Switched to Sonnet: Opus is overloaded","uuid":"x1"}"#,
+            r#"{"type":"system","subtype":"scheduled_task_fire","content":"Running the nightly check","uuid":"x2"}"#,
+            r#"{"type":"system","subtype":"cloud_session_status","content":"Cloud session resumed","uuid":"x3"}"#,
+        ],
+    );
+    assert_eq!(said.len(), 3, "system subtypes with text are the harness speaking");
+}
+
+/// A record type no rule knows is no message, and never vanishes
+/// silently: it is counted (under `/health`), with whether it held text.
+#[test]
+fn an_unknown_record_type_is_counted_with_whether_it_held_text() {
+    let file = lines(&[
+        r#"{"type":"brand-new","uuid":"n1","message":{"role":"user","content":"words nobody sees"}}"#,
+        r#"{"type":"brand-new","uuid":"n2","flags":7}"#,
+        r#"{"type":"other-new","uuid":"n3"}"#,
+        r#"{"type":"attachment","uuid":"n4","attachment":{"type":"new_attachment","content":"x"}}"#,
+        r#"{"type":"system","uuid":"n5","subtype":"new_silent_thing"}"#,
+        r#"{"type":"user","uuid":"n6","version":"2.1.339","message":{"role":"user","content":"hi"}}"#,
+        r#"{"type":"user","uuid":"n7","message":{"role":"user","content":"cut sh"#,
+    ]);
+    let ix = index(Format::Claude, &file);
+    let u: Vec<(String, u64, u64)> = ix
+        .drift()
+        .unknown
+        .iter()
+        .map(|u| (String::from_utf8_lossy(&u.name).into_owned(), u.count, u.with_text))
+        .collect();
+    assert_eq!(
+        u,
+        [
+            ("brand-new".to_string(), 2, 1),
+            ("other-new".to_string(), 1, 0),
+            ("attachment/new_attachment".to_string(), 1, 1),
+            ("system/new_silent_thing".to_string(), 1, 0),
+        ]
+    );
+    assert_eq!(ix.drift().bad_lines, 1, "the cut line");
+    assert_eq!(ix.drift().version.map(|v| v.to_string()).as_deref(), Some("2.1.339"));
+}
+
+/// Codex 0.17x: `inter_agent_communication` carries one agent's words to
+/// another and is persisted alone (codex records no response item for
+/// it: `record_inter_agent_communication`), so it is an `agent` message;
+/// its `_metadata` twin and the other new records are bookkeeping.
+#[test]
+fn codex_0_17x_records_and_another_agents_words() {
+    let file = lines(&[
+        r#"{"timestamp":"2026-11-02T08:00:00.000Z","type":"session_meta","ordinal":0,"payload":{"id":"t","cli_version":"0.176.0"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:01.000Z","type":"dynamic_tools_updated","ordinal":1,"payload":{"tools":[]}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:02.000Z","type":"inter_agent_communication","ordinal":2,"payload":{"author":"/root/worker","recipient":"/root","other_recipients":[],"content":"The tests pass on my branch.","trigger_turn":true}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:02.001Z","type":"inter_agent_communication_metadata","ordinal":3,"payload":{"trigger_turn":true}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"world_state","ordinal":4,"payload":{"full":true}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"retained_context","ordinal":5,"payload":{"type":"x"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"security_risk_score","ordinal":6,"payload":{"score":1}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"realtime_item","ordinal":7,"payload":{"kind":"x"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:04.000Z","type":"event_msg","ordinal":8,"payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"i","content":[{"type":"Text","text":"copy"}]}}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:05.000Z","type":"brand_new_record","ordinal":9,"payload":{"content":"unseen words"}}"#,
+    ]);
+    let mut ix = index(Format::Codex, &file);
+    assert_eq!(names(&ix), "00000000-agent");
+    assert_eq!(text(&mut ix, &file, 0), "/root/worker\nThe tests pass on my branch.\n");
+    let u = &ix.drift().unknown;
+    assert_eq!((u.len(), &u[0].name[..], u[0].with_text), (1, &b"brand_new_record"[..], 1));
+}

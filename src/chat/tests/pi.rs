@@ -179,13 +179,13 @@ fn renaming_an_omp_session_rewrites_its_title_slot_and_changes_nothing_indexed()
     assert!(!ix.unchanged(&at(&after, p.head), &at(&after, p.tail)));
 }
 
-/// Every record of a real file, as serde_json reads it: the first JSON
-/// value of each line (a glued line's first object), with its line's span.
+/// Every record of a real file, as a strict parser (pi's loader) reads it:
+/// each line's value, none for a line of glued objects, with its span.
 fn records(file: &[u8]) -> Vec<(std::ops::Range<usize>, Option<Value>)> {
     let mut out = Vec::new();
     let mut at = 0;
     for line in file.split_inclusive(|&c| c == b'\n') {
-        let v = serde_json::Deserializer::from_slice(line).into_iter::<Value>().next().and_then(Result::ok);
+        let v = serde_json::from_slice::<Value>(line).ok();
         if line.ends_with(b"\n") {
             out.push((at..at + line.len(), v));
         }
@@ -291,7 +291,7 @@ fn real_branched_sessions_read_their_last_branch() {
 }
 
 #[test]
-fn a_glued_line_says_its_first_record_and_every_other_line_still_reads() {
+fn a_glued_line_says_nothing_counts_its_reply_and_every_other_line_still_reads() {
     let name = "omp/pi-v1-2025-12__header-model-thinking-compaction-glued-line__pi-mono.jsonl";
     let Ok(file) = std::fs::read(format!("{DIR}/{name}")) else {
         println!("skipped: no pi sessions at {DIR}/omp");
@@ -299,17 +299,23 @@ fn a_glued_line_says_its_first_record_and_every_other_line_still_reads() {
     };
     let ix = index(Format::Pi, &file);
     assert_eq!(ix.covered() as usize, file.len());
-    // 440 is the glued line: its first object (an assistant's reply) is
-    // said, the user prompt glued after it is not.
+    // 440 is the glued line (an assistant's reply, then a user prompt):
+    // pi's loader drops it whole, so neither object is said.
     let recs = records(&file);
+    assert!(recs[439].1.is_none(), "a strict parser takes nothing from it");
     let glued = recs[439].0.clone();
-    let in_glued: Vec<u64> = (0..ix.len())
+    let said_there = (0..ix.len())
         .map(|id| ix.store.spans[ix.store.msgs[ix.slot(id).unwrap()].first as usize])
-        .filter(|s| glued.contains(&(s.off() as usize)))
-        .map(|s| s.off())
-        .collect();
-    let second = glued.start + memchr::memmem::find(&file[glued.clone()], b"}{").unwrap() + 1;
-    assert!(!in_glued.is_empty() && in_glued.iter().all(|&o| (o as usize) < second));
+        .any(|s| s.enc() != crate::chat::store::Enc::Lit && glued.contains(&(s.off() as usize)));
+    assert!(!said_there);
+    assert_eq!(ix.drift().glued_lines, 1);
+    // Its reply was still paid for.
+    let reply: Value =
+        serde_json::Deserializer::from_slice(&file[glued.clone()]).into_iter::<Value>().next().unwrap().unwrap();
+    assert_eq!(reply["message"]["role"], "assistant");
+    let out = reply["message"]["usage"]["output"].as_u64().unwrap();
+    let without = index(Format::Pi, &[&file[..glued.start], &file[glued.end..]].concat());
+    assert_eq!(ix.usage().total()[1], without.usage().total()[1] + out, "the glued reply's output counts");
     assert!(recs[440..].iter().all(|(_, v)| v.is_some()), "the lines after it are records");
     let next = recs[440].0.start as u64;
     let first_after =
@@ -335,4 +341,23 @@ fn small_windows_and_every_classifier_give_the_one_window_index() {
             }
         }
     }
+}
+
+/// A `synthetic` user message is the harness speaking; a `redacted`
+/// thinking block is skipped, whatever placeholder it holds; an entry type
+/// no rule knows is counted (under `/health`).
+#[test]
+fn synthetic_prompts_are_the_harness_and_redacted_thinking_says_nothing() {
+    let file = lines(&[
+        HEADER,
+        r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"Continue where you left off."}],"synthetic":true}}"#,
+        r#"{"type":"message","id":"b","parentId":"a","message":{"role":"assistant","content":[{"type":"thinking","thinking":"[redacted]","redacted":true},{"type":"text","text":"ok"}]}}"#,
+        r#"{"type":"brand_new_entry","id":"c","parentId":"b","summary":"words"}"#,
+        r#"{"type":"message","id":"d","parentId":"c","message":{"role":"user","content":"next"}}"#,
+    ]);
+    let mut ix = index(Format::Pi, &file);
+    assert_eq!(names(&ix), "00000000-system 00000001-assistant 00000002-user");
+    assert_eq!(text(&mut ix, &file, 0), "Continue where you left off.\n");
+    assert_eq!(ix.drift().unknown.len(), 1);
+    assert_eq!(ix.drift().version.map(|v| v.to_string()).as_deref(), Some("3.0.0"));
 }

@@ -1,6 +1,9 @@
 //! Usage against totals computed here from the raw records, for every real
-//! transcript: Claude's last record of each `message.id`, codex's last
-//! running total, every pi and omp assistant message's own counts.
+//! transcript, by the rules of docs/CHAT.md written again here the plain
+//! way: Claude's records once per `uuid` and each reply once per
+//! `message.id` and `requestId` at its largest counts; codex's running
+//! totals by their growth (a fall is a new series); every pi and omp
+//! assistant message's own counts, glued lines' included.
 
 use super::real::{transcripts, DIR};
 use super::*;
@@ -8,11 +11,18 @@ use crate::chat::usage::Counts;
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The first JSON value of each complete line.
-fn values(file: &[u8]) -> Vec<Value> {
+/// The JSON values of each complete line: one, or a glued line's several
+/// (each marked `true`).
+fn values(file: &[u8]) -> Vec<(Value, bool)> {
     let complete = file.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-    let first = |l: &[u8]| serde_json::Deserializer::from_slice(l).into_iter::<Value>().next().and_then(Result::ok);
-    file[..complete].split(|&c| c == b'\n').filter_map(first).collect()
+    let mut out = Vec::new();
+    for l in file[..complete].split(|&c| c == b'\n') {
+        let objs: Vec<Value> =
+            serde_json::Deserializer::from_slice(l).into_iter::<Value>().map_while(Result::ok).collect();
+        let glued = objs.len() > 1;
+        out.extend(objs.into_iter().map(|v| (v, glued)));
+    }
+    out
 }
 
 fn n(v: &Value, k: &str) -> u64 {
@@ -20,7 +30,7 @@ fn n(v: &Value, k: &str) -> u64 {
 }
 
 /// Totals and per-model counts, as the raw records say them.
-fn expected(format: Format, vals: &[Value]) -> (Counts, HashMap<String, Counts>) {
+fn expected(format: Format, vals: &[(Value, bool)]) -> (Counts, HashMap<String, Counts>) {
     let mut models: HashMap<String, Counts> = HashMap::new();
     let mut add = |m: &str, c: Counts| {
         let e = models.entry(if m.is_empty() { "unknown".into() } else { m.into() }).or_default();
@@ -28,10 +38,18 @@ fn expected(format: Format, vals: &[Value]) -> (Counts, HashMap<String, Counts>)
     };
     match format {
         Format::Claude | Format::ClaudeAgent => {
-            // Every id once, its last record; a reply without an id each time.
-            let mut last: HashMap<String, (String, Counts)> = HashMap::new();
+            // A record once per uuid (a glued one is no record, but paid
+            // for); a reply once per id and request, each count its
+            // largest; a reply without an id each time.
+            let mut uuids = std::collections::HashSet::new();
+            let mut best: HashMap<String, (String, Counts)> = HashMap::new();
             let mut order = Vec::new();
-            for (i, v) in vals.iter().enumerate().filter(|(_, v)| v["type"] == "assistant") {
+            for (i, (v, glued)) in vals.iter().enumerate().filter(|(_, (v, _))| v["type"] == "assistant") {
+                if let (Some(u), false) = (v["uuid"].as_str(), glued) {
+                    if !uuids.insert(u.to_string()) {
+                        continue;
+                    }
+                }
                 let (m, u) = (&v["message"], &v["message"]["usage"]);
                 if !u.is_object() {
                     continue;
@@ -43,36 +61,52 @@ fn expected(format: Format, vals: &[Value]) -> (Counts, HashMap<String, Counts>)
                     n(u, "cache_creation_input_tokens"),
                     0,
                 ];
-                let id = m["id"].as_str().map_or(format!("line {i}"), str::to_string);
+                let id = match m["id"].as_str() {
+                    Some(id) => format!("{id} {}", v["requestId"].as_str().unwrap_or("")),
+                    None => format!("line {i}"),
+                };
                 let model = m["model"].as_str().unwrap_or("").to_string();
-                if last.insert(id.clone(), (model, c)).is_none() {
-                    order.push(id);
+                match best.get_mut(&id) {
+                    Some((_, old)) => old.iter_mut().zip(c).for_each(|(o, n)| *o = (*o).max(n)),
+                    None => {
+                        best.insert(id.clone(), (model, c));
+                        order.push(id);
+                    }
                 }
             }
             for id in order {
-                let (m, c) = &last[&id];
+                let (m, c) = &best[&id];
                 add(m, *c);
             }
         }
         Format::Codex => {
-            let last = vals.iter().rev().find(|v| {
-                v["type"] == "event_msg" && v["payload"]["type"] == "token_count" && !v["payload"]["info"].is_null()
-            });
-            let model =
-                vals.iter().rev().find(|v| v["type"] == "turn_context").and_then(|v| v["payload"]["model"].as_str());
-            if let Some(t) = last.map(|v| &v["payload"]["info"]["total_token_usage"]) {
-                let c = [
+            let (mut model, mut last) = (String::new(), [0u64; 5]);
+            for (v, _) in vals {
+                if v["type"] == "turn_context" {
+                    if let Some(m) = v["payload"]["model"].as_str().filter(|m| !m.is_empty()) {
+                        model = m.to_string();
+                    }
+                }
+                let info = &v["payload"]["info"];
+                if v["type"] != "event_msg" || v["payload"]["type"] != "token_count" || info.is_null() {
+                    continue;
+                }
+                let t = &info["total_token_usage"];
+                let now = [
                     n(t, "input_tokens"),
                     n(t, "output_tokens"),
                     n(t, "cached_input_tokens"),
-                    0,
+                    n(t, "cache_write_input_tokens"),
                     n(t, "reasoning_output_tokens"),
                 ];
-                add(model.unwrap_or(""), c);
+                let fell = now.iter().zip(&last).any(|(a, b)| a < b);
+                let grew: Counts = if fell { now } else { std::array::from_fn(|k| now[k] - last[k]) };
+                last = now;
+                add(&model, grew);
             }
         }
         Format::Pi => {
-            for m in vals.iter().filter(|v| v["type"] == "message").map(|v| &v["message"]) {
+            for m in vals.iter().filter(|(v, _)| v["type"] == "message").map(|(v, _)| &v["message"]) {
                 let u = &m["usage"];
                 if m["role"] == "assistant" && u.is_object() {
                     let r = u["reasoningTokens"].as_u64().unwrap_or(n(u, "reasoning"));
@@ -164,4 +198,159 @@ fn pi_usage_counts_every_reply_on_every_branch() {
     let ix = index(Format::Pi, &file);
     assert_eq!(ix.usage().total(), [30, 3, 5, 2, 7], "the left branch's reply was paid for");
     assert_eq!(ix.usage().models().map(|(m, _)| m.to_vec()).collect::<Vec<_>>(), [b"qwen".to_vec(), b"k2".to_vec()]);
+}
+
+/// Claude Code 2.1.33x: a second `/compact` in one process re-appends
+/// earlier records with their own uuid, parent and time. Each is said and
+/// counted once, as Claude Code's own loader keeps the first of each.
+#[test]
+fn a_claude_session_compacted_twice_says_and_counts_each_record_once() {
+    let u1 = r#"{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-11-20T10:00:00.000Z","message":{"role":"user","content":"fix the build"}}"#;
+    let a1 = r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","requestId":"req_1","timestamp":"2026-11-20T10:00:05.000Z","message":{"id":"msg_1","model":"claude-opus-4-6","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":10,"output_tokens":50,"cache_read_input_tokens":1000,"cache_creation_input_tokens":200}}}"#;
+    let file = lines(&[
+        u1,
+        a1,
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"c1","content":"Conversation compacted","compactMetadata":{"trigger":"manual"}}"#,
+        r#"{"type":"user","uuid":"s1","isCompactSummary":true,"message":{"role":"user","content":"Summary one"}}"#,
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"c2","content":"Conversation compacted","compactMetadata":{"trigger":"manual"}}"#,
+        // The second compaction re-appends what came before, as it was.
+        u1,
+        a1,
+        r#"{"type":"user","uuid":"s2","isCompactSummary":true,"message":{"role":"user","content":"Summary two"}}"#,
+        r#"{"type":"user","uuid":"u2","timestamp":"2026-11-20T11:00:00.000Z","message":{"role":"user","content":"thanks"}}"#,
+    ]);
+    let mut ix = index(Format::Claude, &file);
+    assert_eq!(
+        names(&ix),
+        "00000000-user 00000001-assistant 00000002-system 00000003-system 00000004-system 00000005-system 00000006-user"
+    );
+    assert_eq!(text(&mut ix, &file, 5), "Summary two\n");
+    assert_eq!(ix.usage().total(), [10, 50, 1000, 200, 0], "the reply once");
+}
+
+/// A reply's records need not be adjacent: streamed copies of one reply
+/// interleaved with another's, and a copy in another place of the file,
+/// count once each at their largest counts.
+#[test]
+fn a_claude_reply_counts_once_wherever_its_copies_are() {
+    let rec = |uuid: &str, id: &str, req: &str, out: u32| {
+        format!(
+            r#"{{"type":"assistant","uuid":"{uuid}","requestId":"{req}","message":{{"id":"{id}","model":"m","content":[],"usage":{{"input_tokens":5,"output_tokens":{out},"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}}}}"#
+        )
+    };
+    let recs = [
+        rec("1", "msg_a", "req_a", 1),
+        rec("2", "msg_b", "req_b", 1),
+        rec("3", "msg_a", "req_a", 40),
+        rec("4", "msg_b", "req_b", 7),
+        rec("5", "msg_a", "req_a", 12),
+        // The same message id answering another request is another reply.
+        rec("6", "msg_a", "req_c", 3),
+    ];
+    let file = lines(&recs.iter().map(String::as_str).collect::<Vec<_>>());
+    let ix = index(Format::Claude, &file);
+    assert_eq!(ix.usage().total(), [15, 50, 0, 0, 0]);
+}
+
+/// Codex 0.17x `cache_write_input_tokens`, in a running total and in a
+/// response's record.
+#[test]
+fn codex_cache_writes_are_counted() {
+    let file = lines(&[
+        r#"{"timestamp":"2026-11-01T10:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.5"}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":300,"cached_input_tokens":100,"cache_write_input_tokens":20,"output_tokens":10,"reasoning_output_tokens":2,"total_tokens":310}}}}"#,
+    ]);
+    assert_eq!(index(Format::Codex, &file).usage().total(), [300, 10, 100, 20, 2]);
+}
+
+/// A rollout whose last `token_count` is a reset (zeros after earlier
+/// counts): what was spent before it stays, and the totals are the sum of
+/// the per-model lines.
+#[test]
+fn a_codex_reset_erases_nothing_and_the_totals_agree_with_the_models() {
+    let file = lines(&[
+        r#"{"timestamp":"2026-11-01T10:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.5"}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":16341,"cached_input_tokens":9000,"output_tokens":400,"reasoning_output_tokens":30}}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":0,"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}}}}"#,
+    ]);
+    let ix = index(Format::Codex, &file);
+    assert_eq!(ix.usage().total(), [16341, 400, 9000, 0, 30]);
+    assert_eq!(ix.usage().model(b"gpt-5.5"), Some(ix.usage().total()));
+}
+
+/// Codex 0.17x: a thread counts its own `token_usage_record`s, once per
+/// response; a parent's copied into a fork or a child's forwarded to its
+/// parent are another thread's; the running totals written beside them
+/// count nothing more.
+#[test]
+fn codex_records_count_a_threads_own_responses_once() {
+    let file = lines(&[
+        r#"{"timestamp":"2026-11-01T10:00:00.000Z","type":"session_meta","ordinal":0,"payload":{"id":"019a0000-0000-7000-8000-00000000000a","cli_version":"0.176.0","cwd":"/w"}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:00.100Z","type":"turn_context","ordinal":1,"payload":{"model":"gpt-5.5"}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:03.000Z","type":"token_usage_record","ordinal":2,"payload":{"thread_id":"019a0000-0000-7000-8000-00000000000a","turn_id":"t1","response_id":"resp_1","usage":{"input_tokens":1000,"cached_input_tokens":800,"cache_write_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":10,"total_tokens":1050}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:03.001Z","type":"event_msg","ordinal":3,"payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":800,"output_tokens":50,"reasoning_output_tokens":10,"total_tokens":1050}}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:04.000Z","type":"token_usage_record","ordinal":4,"payload":{"thread_id":"019a0000-0000-7000-8000-00000000000a","turn_id":"t1","response_id":"resp_1","usage":{"input_tokens":1000,"cached_input_tokens":800,"cache_write_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":10,"total_tokens":1050}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:05.000Z","type":"token_usage_record","ordinal":5,"payload":{"thread_id":"019a0000-0000-7000-8000-00000000000c","parent_thread_id":"019a0000-0000-7000-8000-00000000000a","response_id":"resp_child","usage":{"input_tokens":99999,"output_tokens":9999}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:09.000Z","type":"token_usage_record","ordinal":6,"payload":{"thread_id":"019a0000-0000-7000-8000-00000000000a","turn_id":"t2","response_id":"resp_2","usage":{"input_tokens":1200,"cached_input_tokens":1000,"cache_write_input_tokens":100,"output_tokens":20,"reasoning_output_tokens":0}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:09.001Z","type":"event_msg","ordinal":7,"payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":2200,"cached_input_tokens":1800,"cache_write_input_tokens":100,"output_tokens":70,"reasoning_output_tokens":10}}}}"#,
+    ]);
+    let ix = index(Format::Codex, &file);
+    assert_eq!(ix.usage().total(), [2200, 70, 1800, 100, 10]);
+    assert_eq!(ix.drift().version.map(|v| v.to_string()).as_deref(), Some("0.176.0"));
+}
+
+/// A forked child (`spawn_agent` with `fork_turns`, or `/fork`) starts with
+/// its parent's history, token counts included, and its totals continue
+/// from the parent's: only what it spent past the fork is its own.
+#[test]
+fn a_codex_fork_counts_only_what_it_spent_past_the_fork() {
+    let parent_count = |t: &str, input: u32, output: u32| {
+        format!(
+            r#"{{"timestamp":"{t}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{input},"cached_input_tokens":0,"output_tokens":{output},"reasoning_output_tokens":0}}}}}}}}"#
+        )
+    };
+    let head = [
+        r#"{"timestamp":"2026-10-01T12:00:00.000Z","type":"session_meta","payload":{"id":"child","forked_from_id":"parent","timestamp":"2026-10-01T12:00:00.000Z","cli_version":"0.146.0"}}"#.to_string(),
+        // The parent's history, copied with its own times.
+        r#"{"timestamp":"2026-10-01T09:00:00.000Z","type":"session_meta","payload":{"id":"parent","cli_version":"0.146.0"}}"#.to_string(),
+        r#"{"timestamp":"2026-10-01T09:00:01.000Z","type":"turn_context","payload":{"model":"gpt-5.5"}}"#.to_string(),
+        parent_count("2026-10-01T09:00:02.000Z", 1000, 100),
+        parent_count("2026-10-01T09:30:00.000Z", 3000, 300),
+    ];
+    let own = [
+        r#"{"timestamp":"2026-10-01T12:00:05.000Z","type":"turn_context","payload":{"model":"gpt-5.5"}}"#.to_string(),
+        parent_count("2026-10-01T12:00:09.000Z", 3500, 320),
+        parent_count("2026-10-01T12:01:00.000Z", 4200, 350),
+    ];
+    let all: Vec<&str> = head.iter().chain(&own).map(String::as_str).collect();
+    let ix = index(Format::Codex, &lines(&all));
+    assert_eq!(ix.usage().total(), [1200, 50, 0, 0, 0], "the growth past the parent's 3000/300");
+    // The same when the copied history was stamped with the fork's own time.
+    let restamped: Vec<String> = head
+        .iter()
+        .map(|l| {
+            ["09:00:00", "09:00:01", "09:00:02", "09:30:00"].iter().fold(l.clone(), |l, t| l.replace(t, "12:00:00"))
+        })
+        .collect();
+    let all: Vec<&str> = restamped.iter().chain(&own).map(String::as_str).collect();
+    assert_eq!(index(Format::Codex, &lines(&all)).usage().total(), [1200, 50, 0, 0, 0]);
+}
+
+/// Codex 0.17x forks: the parent's copied token counts come before the
+/// child's first record of its own, however they were stamped; from that
+/// record on the child counts its records alone, and what the copied
+/// counts seemed to add is taken back.
+#[test]
+fn a_codex_fork_that_writes_records_counts_its_records_alone() {
+    let file = lines(&[
+        r#"{"timestamp":"2026-11-01T12:00:00.000Z","type":"session_meta","payload":{"id":"child","forked_from_id":"parent","cli_version":"0.176.0"}}"#,
+        r#"{"timestamp":"2026-11-01T12:00:00.000Z","type":"session_meta","payload":{"id":"parent","cli_version":"0.176.0"}}"#,
+        r#"{"timestamp":"2026-11-01T12:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.5"}}"#,
+        r#"{"timestamp":"2026-11-01T12:00:00.900Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5000,"output_tokens":500}}}}"#,
+        // The copy took more than a second: a copied count stamped later.
+        r#"{"timestamp":"2026-11-01T12:00:01.300Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":6000,"output_tokens":600}}}}"#,
+        r#"{"timestamp":"2026-11-01T12:00:07.000Z","type":"token_usage_record","payload":{"thread_id":"child","response_id":"r1","usage":{"input_tokens":700,"output_tokens":30}}}"#,
+        r#"{"timestamp":"2026-11-01T12:00:07.001Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":6700,"output_tokens":630}}}}"#,
+    ]);
+    assert_eq!(index(Format::Codex, &file).usage().total(), [700, 30, 0, 0, 0]);
 }

@@ -415,9 +415,12 @@ pub(crate) fn subagents(
     Some(out)
 }
 
-/// Claude Code's subagents: `<sid>/subagents/agent-<n>.jsonl` (2.1 on),
-/// and the pre-2.1 `agent-<n>.jsonl` beside the session whose first record
-/// names it (`sessionId`).
+/// Claude Code's subagents: `<sid>/subagents/agent-<n>.jsonl` (2.1 on);
+/// a workflow's, one level deeper, `<sid>/subagents/workflows/<run>/
+/// agent-<n>.jsonl` (2.1.170 on: named `<run>-<n>`, beside the run's
+/// `journal.jsonl`, which is no transcript); and the pre-2.1
+/// `agent-<n>.jsonl` beside the session whose first record names it
+/// (`sessionId`).
 fn claude_subagents(main: &[u8], sid: &[u8], facts: &Facts, needs: &mut Vec<Want>) -> Option<Result<Vec<Sub>, Error>> {
     let h = Harness::Claude;
     let Some(stem) = main.strip_suffix(b".jsonl") else { return Some(Ok(Vec::new())) };
@@ -435,6 +438,27 @@ fn claude_subagents(main: &[u8], sid: &[u8], facts: &Facts, needs: &mut Vec<Want
     let mut out: Vec<Sub> =
         new.iter().filter_map(|n| Some(Sub { rel: join(&dir, &n.name).into(), name: agent(n)?.into() })).collect();
     let mut waiting = false;
+    if new.iter().any(|n| is_dir(n) && n.name == b"workflows") {
+        let flows = join(&dir, b"workflows");
+        let runs: Vec<Vec<u8>> = match names(facts, h, &flows, needs) {
+            None => return None,
+            Some(Err(e)) => return Some(Err(e)),
+            Some(Ok(l)) => {
+                l.iter().filter(|n| is_dir(n) && paths::is_session_id(&n.name)).map(|n| n.name.clone()).collect()
+            }
+        };
+        for run in runs {
+            let run_dir = join(&flows, &run);
+            match names(facts, h, &run_dir, needs) {
+                None => waiting = true,
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(l)) => out.extend(l.iter().filter_map(|n| {
+                    let name = [&run[..], b"-", &agent(n)?].concat();
+                    paths::is_session_id(&name).then(|| Sub { rel: join(&run_dir, &n.name).into(), name: name.into() })
+                })),
+            }
+        }
+    }
     for n in old {
         let Some(name) = agent(n) else { continue };
         let rel = join(project, &n.name);
@@ -485,30 +509,48 @@ fn tree_subagents(h: Harness, dir: &[u8], facts: &Facts, needs: &mut Vec<Want>) 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum SField {
     Cwd,
+    Description,
     Model,
     Resume,
     Session,
     Started,
     Title,
+    Type,
 }
 
 impl SField {
-    pub(crate) const ALL: [SField; 6] =
-        [SField::Cwd, SField::Model, SField::Resume, SField::Session, SField::Started, SField::Title];
+    pub(crate) const ALL: [SField; 8] = [
+        SField::Cwd,
+        SField::Description,
+        SField::Model,
+        SField::Resume,
+        SField::Session,
+        SField::Started,
+        SField::Title,
+        SField::Type,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
             SField::Cwd => "cwd",
+            SField::Description => "description",
             SField::Model => "model",
             SField::Resume => "resume",
             SField::Session => "session",
             SField::Started => "started",
             SField::Title => "title",
+            SField::Type => "type",
         }
     }
 
     pub(crate) fn from_name(name: &[u8]) -> Option<SField> {
         SField::ALL.into_iter().find(|f| f.name().as_bytes() == name)
+    }
+
+    /// A field a subagent's directory has: its model, and what Claude
+    /// Code's `agent-<id>.meta.json` says of it.
+    pub(crate) fn of_subagent(self) -> bool {
+        matches!(self, SField::Model | SField::Type | SField::Description)
     }
 }
 
@@ -539,12 +581,26 @@ pub(crate) fn fields(
     };
     let (head_bytes, tail_bytes, index) = (head_bytes?, tail_bytes?, index?);
     let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
-    let hd = head::read_head(h, head_bytes, tail).unwrap_or_default();
+    let hd = head::read_head_of(h, key.sub.is_some(), head_bytes, tail).unwrap_or_default();
     let mut out = BTreeMap::new();
     if let Some(m) = hd.model {
         out.insert(SField::Model, line(&m));
     }
     if key.sub.is_some() {
+        if h == Harness::Claude {
+            // Claude Code writes what it spawned the subagent as beside
+            // its transcript: `agent-<id>.meta.json` (2.1.8x on).
+            let meta = rel.strip_suffix(b".jsonl").map(|stem| [stem, b".meta.json"].concat());
+            let meta = match meta {
+                Some(m) => facts.bytes(root, &m, needs)?,
+                None => &[],
+            };
+            for (field, key) in [(SField::Type, &b"agentType"[..]), (SField::Description, b"description")] {
+                if let Some(t) = json::path_str(meta, &[key]).filter(|t| !t.is_empty()) {
+                    out.insert(field, line(&paths::cap_text(paths::one_line(&t), head::TITLE_BYTES_MAX)));
+                }
+            }
+        }
         return Some(out);
     }
     out.insert(SField::Session, line(&key.id));

@@ -169,7 +169,6 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
         "chat",
         "cwd",
         "model",
-        "name",
         "pid",
         "ppid",
         "session",
@@ -191,7 +190,7 @@ fn a_codex_agent_holding_its_rollout_as_stdin_resolves_via_fd_and_titles_from_th
     assert_eq!(cat("via"), "fd\n");
     assert_eq!(cat("model"), format!("{CODEX_MODEL}\n"));
     assert_eq!(cat("title"), format!("{CODEX_TITLE}\n"));
-    assert_eq!(cat("name"), "");
+    assert!(!w.client(&d, "cat", &format!("{dir}/name")).status.success(), "a codex agent has no name: no file");
     assert_eq!(cat("zmx"), "", "outside zmx, zmx is empty");
     assert_eq!(cat("transcript").as_bytes(), fs::read(&rollout).unwrap());
 }
@@ -321,7 +320,7 @@ fn an_agent_whose_record_appears_later_resolves_on_a_later_scan() {
     let dir = format!("/active/claude/{}", agent.pid);
     assert!(listed(&mut c, "claude", F).contains(&agent.pid.to_string()));
     assert_eq!(c.cat(&format!("{dir}/via"), F), b"none\n");
-    assert_eq!(c.cat(&format!("{dir}/session"), F), b"");
+    assert!(!c.reaches(&format!("{dir}/session"), F), "not resolved: no session file");
     assert!(!c.reaches(&format!("{dir}/transcript"), F), "an unresolved agent has no transcript");
     let record = format!(
         r#"{{"pid":{},"sessionId":"{CLAUDE_SID}","cwd":"{}","procStart":"{}","status":"busy"}}"#,

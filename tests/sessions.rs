@@ -186,6 +186,59 @@ fn claude_subagents_of_both_layouts_have_their_own_chats_here_and_under_active()
     assert_eq!(listed_usage.length, usage.len() as u64);
 }
 
+/// Claude Code 2.1.170 on: a workflow's subagents live one level deeper,
+/// `<session>/subagents/workflows/<run>/agent-<id>.jsonl`, beside the
+/// run's journal (no transcript). Each is a subagent (`<run>-<id>`), with
+/// its model (its records are all sidechain), its `type` and
+/// `description` from `agent-<id>.meta.json`, and its tokens in the
+/// session's usage; the running agent's `agents/` is the same directory,
+/// and `..` leads back to where the walk came from.
+#[test]
+fn claude_workflow_subagents_are_the_sessions_with_their_model_type_and_tokens() {
+    let w = ChatWorld::new();
+    let sid = uuid(9);
+    let main = w.claude(9, &sid, &lines(&[claude_user("run the workflow", 1)]));
+    let run = main.with_extension("").join("subagents/workflows/wf_d66113ec-b09");
+    fs::create_dir_all(&run).unwrap();
+    let sub = [
+        format!(
+            r#"{{"parentUuid":null,"isSidechain":true,"agentId":"aae96141ee410d14d","type":"user","uuid":"w1","sessionId":"{sid}","message":{{"role":"user","content":"check the formulas"}},"timestamp":"{}"}}"#,
+            ts(2)
+        ),
+        format!(
+            r#"{{"parentUuid":"w1","isSidechain":true,"agentId":"aae96141ee410d14d","type":"assistant","uuid":"w2","requestId":"req_w","sessionId":"{sid}","message":{{"id":"msg_w","model":"claude-sonnet-4-6","role":"assistant","content":[{{"type":"text","text":"All correct."}}],"usage":{{"input_tokens":40,"output_tokens":7,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}},"timestamp":"{}"}}"#,
+            ts(3)
+        ),
+    ];
+    fs::write(run.join("agent-aae96141ee410d14d.jsonl"), lines(&sub)).unwrap();
+    fs::write(
+        run.join("agent-aae96141ee410d14d.meta.json"),
+        r#"{"agentType":"self-critic","description":"Check every\nformula"}"#,
+    )
+    .unwrap();
+    fs::write(run.join("journal.jsonl"), "{\"type\":\"started\",\"key\":\"v2:x\",\"agentId\":\"aae96141ee410d14d\"}\n")
+        .unwrap();
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let dir = format!("/sessions/claude/{sid}/agents");
+    let name = "wf_d66113ec-b09-aae96141ee410d14d";
+    assert_eq!(listed(&mut c, &dir), [name]);
+    let sub_dir = format!("{dir}/{name}");
+    assert_eq!(listed(&mut c, &sub_dir), ["chat", "description", "model", "transcript", "type", "usage"]);
+    assert_eq!(c.cat(&format!("{sub_dir}/model"), MSG_FID), b"claude-sonnet-4-6\n");
+    assert_eq!(c.cat(&format!("{sub_dir}/type"), MSG_FID), b"self-critic\n");
+    assert_eq!(c.cat(&format!("{sub_dir}/description"), MSG_FID), b"Check every formula\n", "one line");
+    assert_eq!(chat(&mut c, &format!("{sub_dir}/chat")).len(), 2);
+    let usage = String::from_utf8(c.cat(&format!("/sessions/claude/{sid}/usage"), MSG_FID)).unwrap();
+    assert!(usage.starts_with("input 40\noutput 7\n"), "the session's usage counts its workflow's: {usage}");
+    // The running agent's agents/ is the session's, and `..` leads back.
+    assert_eq!(listed(&mut c, "/active/claude/9/agents"), [name]);
+    let q = c.walk_ok(ROOT, MSG_FID, &["active", "claude", "9", "agents", name, "..", ".."]);
+    assert_eq!(q.last(), c.walk_ok(ROOT, LIST_FID, &["active", "claude", "9"]).last());
+    c.clunk_ok(MSG_FID);
+    c.clunk_ok(LIST_FID);
+}
+
 #[test]
 fn a_codex_subagent_thread_is_under_its_parent_not_a_session_of_its_own() {
     let w = ChatWorld::new();

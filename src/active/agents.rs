@@ -41,30 +41,7 @@ pub(crate) struct Agent {
     /// nothing is asked again on every scan.
     pub session: Option<Session>,
     pub gen: u32,
-    /// The names of its subagents seen so far; a subagent's node is its
-    /// index here, so it stays the same as more appear.
-    pub subagents: Vec<Vec<u8>>,
 }
-
-impl Agent {
-    /// The index of a subagent's name, interned on first sight (at most
-    /// `SUBAGENTS_MAX`; past it, `None`).
-    pub(crate) fn subagent_index(&mut self, name: &[u8]) -> Option<u32> {
-        if let Some(i) = self.subagents.iter().position(|n| n == name) {
-            return Some(i as u32);
-        }
-        if self.subagents.len() >= SUBAGENTS_MAX {
-            return None;
-        }
-        self.subagents.push(name.to_vec());
-        Some(self.subagents.len() as u32 - 1)
-    }
-}
-
-/// Subagents remembered per agent: a session runs tens; past this many the
-/// newest are not served (and `agents/` answers an error, never a shorter
-/// list).
-pub(crate) const SUBAGENTS_MAX: usize = 4096;
 
 #[derive(Default)]
 pub(crate) struct Agents {
@@ -91,8 +68,7 @@ impl Agents {
         for f in found {
             if !self.by_pid.contains_key(&f.pid) {
                 self.next_gen = self.next_gen.wrapping_add(1);
-                let slot =
-                    self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen, subagents: Vec::new() });
+                let slot = self.slots.insert(Agent { found: *f, session: None, gen: self.next_gen });
                 self.by_pid.insert(f.pid, slot);
             }
         }

@@ -25,12 +25,15 @@
 
 use crate::json;
 
-use super::paths::{cap_text, is_session_id, PATH_BYTES_MAX};
+use super::paths::{cap_text, is_session_id, one_line, PATH_BYTES_MAX};
 
 /// The longest `name` kept; a longer one is cut at a character boundary.
 pub const NAME_BYTES_MAX: usize = 256;
 /// The longest `status` word accepted (they are one short word).
 pub const STATUS_BYTES_MAX: usize = 32;
+/// The longest `waitingFor` kept (a dialog's text may be long); a longer
+/// one is cut at a character boundary.
+pub const WAITING_FOR_BYTES_MAX: usize = 1024;
 /// Claude Code keeps a project directory name to this many UTF-16 code
 /// units; past it, the name is cut here and a hash of the cwd follows.
 pub const PROJECT_DIR_UNITS_MAX: usize = 200;
@@ -45,6 +48,13 @@ pub struct Registry {
     pub name: Option<Vec<u8>>,
     /// The harness's own word, when it gives one: `[A-Za-z0-9_-]+`.
     pub status: Option<Vec<u8>>,
+    /// What a `waiting` session waits for (`waitingFor`, 2.1.33x): `input
+    /// needed`, `dialog open`, `sandbox request`, `worker request`, or a
+    /// dialog's own text; one line, at most `WAITING_FOR_BYTES_MAX`.
+    pub waiting_for: Option<Vec<u8>>,
+    /// The kind of process (`kind`, 2.1.33x): `interactive`, `bg`,
+    /// `daemon`, `daemon-worker`; a word like `status`.
+    pub kind: Option<Vec<u8>>,
     pub proc_start: ProcStart,
     /// The record's own `pid`, when it carries one.
     pub pid: Option<u64>,
@@ -118,6 +128,10 @@ pub fn parse_registry(record: &[u8]) -> Result<Registry, Why> {
         cwd,
         name: json::path_str(record, &[b"name"]).map(|n| cap_text(n, NAME_BYTES_MAX)),
         status: json::path_str(record, &[b"status"]).filter(|s| is_status(s)),
+        waiting_for: json::path_str(record, &[b"waitingFor"])
+            .map(|w| one_line(&cap_text(w, WAITING_FOR_BYTES_MAX)))
+            .filter(|w| !w.is_empty()),
+        kind: json::path_str(record, &[b"kind"]).filter(|s| is_status(s)),
         proc_start: proc_start(json::field(record, b"procStart")),
         pid: json::field(record, b"pid").and_then(json::u64_of),
     })

@@ -391,12 +391,15 @@ pub(crate) fn fields(
     if let Some(b) = proc::parse_btime(btime) {
         out.insert(Field::Started, line(proc::started(b, agent.starttime).to_string().as_bytes()));
     }
-    out.insert(Field::Cwd, cwd.map_or_else(Vec::new, line));
+    // A fact that is not known is absent, never an empty file; `zmx` is
+    // always there, being what a move is written to.
+    if let Some(c) = cwd {
+        out.insert(Field::Cwd, line(c));
+    }
     out.insert(Field::Zmx, proc::env_value(environ, b"ZMX_SESSION").map_or_else(Vec::new, line));
-    out.insert(
-        Field::Session,
-        session.map_or_else(Vec::new, |s| if s.id.is_empty() { Vec::new() } else { line(&s.id) }),
-    );
+    if let Some(s) = session.filter(|s| !s.id.is_empty()) {
+        out.insert(Field::Session, line(&s.id));
+    }
     out.insert(Field::Via, line(session.map_or("none", |s| s.via).as_bytes()));
     let reg =
         claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
@@ -404,16 +407,29 @@ pub(crate) fn fields(
     let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
     let hd = head::read_head(h, head_bytes, tail).unwrap_or_default();
     let name = reg.as_ref().and_then(|r| r.name.clone()).or(hd.name);
-    out.insert(Field::Name, name.as_deref().map_or_else(Vec::new, line));
+    if let Some(n) = name {
+        out.insert(Field::Name, line(&n));
+    }
     // codex names its threads in the session index; that is its title.
     // A tail shorter than a whole read is the whole file.
     let whole = index.len() < TAIL_BYTES_MAX as usize;
     let indexed = session.and_then(|s| codex::thread_name(index, whole, &s.id));
-    let title = indexed.or(hd.title);
-    out.insert(Field::Title, title.as_deref().map_or_else(Vec::new, line));
-    out.insert(Field::Model, hd.model.as_deref().map_or_else(Vec::new, line));
+    if let Some(t) = indexed.or(hd.title) {
+        out.insert(Field::Title, line(&t));
+    }
+    if let Some(m) = hd.model {
+        out.insert(Field::Model, line(&m));
+    }
     if let Some(status) = status_word(h, reg.as_ref(), tail_bytes) {
+        // What it waits for, only while it waits.
+        let waits_for = reg.as_ref().and_then(|r| r.waiting_for.as_ref()).filter(|_| status == b"waiting");
+        if let Some(w) = waits_for {
+            out.insert(Field::WaitingFor, line(w));
+        }
         out.insert(Field::Status, line(&status));
+    }
+    if let Some(k) = reg.as_ref().and_then(|r| r.kind.as_ref()) {
+        out.insert(Field::Kind, line(k));
     }
     Some(Some(out))
 }
@@ -467,70 +483,6 @@ pub(crate) fn watched(
     let reg =
         claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
     Some(Watched { alive: true, status: status_word(agent.harness, reg.as_ref(), tail) })
-}
-
-/// Where a claude session keeps its subagents' transcripts (Claude Code
-/// 2.1+): `<session dir>/subagents/`, beside the main transcript
-/// `projects/<dir>/<sid>.jsonl`.
-fn subagents_dir(main: &[u8]) -> Option<Vec<u8>> {
-    let mut dir = main.strip_suffix(b".jsonl")?.to_vec();
-    dir.extend_from_slice(b"/subagents");
-    Some(dir)
-}
-
-/// A subagent's transcript: `<session dir>/subagents/agent-<name>.jsonl`,
-/// for a name of plain bytes only.
-pub(crate) fn subagent_rel(main: &[u8], name: &[u8]) -> Option<Vec<u8>> {
-    if !paths::is_session_id(name) {
-        return None;
-    }
-    let mut rel = subagents_dir(main)?;
-    rel.extend_from_slice(b"/agent-");
-    rel.extend_from_slice(name);
-    rel.extend_from_slice(b".jsonl");
-    Some(rel)
-}
-
-/// The names of a claude session's subagents (`agent-<name>.jsonl`), sorted.
-/// Older Claude Code kept them beside the sessions, not attributable to
-/// one; those are not listed.
-pub(crate) fn subagents(
-    found: &Found,
-    session: Option<&Session>,
-    facts: &Facts,
-    needs: &mut Vec<Want>,
-) -> Option<Vec<Vec<u8>>> {
-    let Some(dir) = session.and_then(|s| s.transcript.as_deref()).and_then(subagents_dir) else {
-        return Some(Vec::new());
-    };
-    let names = facts.names(Root::Harness(found.harness), &dir, needs)?;
-    let mut out: Vec<Vec<u8>> = names
-        .iter()
-        .filter(|n| n.d_type != libc::DT_LNK)
-        .filter_map(|n| n.name.strip_prefix(b"agent-")?.strip_suffix(b".jsonl").map(<[u8]>::to_vec))
-        .filter(|name| paths::is_session_id(name))
-        .collect();
-    out.sort();
-    Some(out)
-}
-
-/// A subagent's model, from its transcript's head and tail.
-pub(crate) fn subagent_model(
-    found: &Found,
-    session: Option<&Session>,
-    name: &[u8],
-    facts: &Facts,
-    needs: &mut Vec<Want>,
-) -> Option<Option<Vec<u8>>> {
-    let Some(rel) = session.and_then(|s| s.transcript.as_deref()).and_then(|m| subagent_rel(m, name)) else {
-        return Some(None);
-    };
-    let root = Root::Harness(found.harness);
-    let head_bytes = facts.bytes_upto(root, &rel, HEAD_BYTES_MAX, needs);
-    let tail_bytes = facts.tail(root, &rel, TAIL_BYTES_MAX, needs);
-    let (head_bytes, tail_bytes) = (head_bytes?, tail_bytes?);
-    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
-    Some(head::read_head(Harness::Claude, head_bytes, tail).and_then(|h| h.model))
 }
 
 #[cfg(test)]

@@ -20,9 +20,9 @@
 //!
 //! | field | claude | codex | omp |
 //! |---|---|---|---|
-//! | title | last `custom-title`.customTitle, else last `ai-title`.aiTitle, else last `summary`.summary | last `event_msg` `thread_name_updated` (the server prefers `session_index.jsonl`, `codex::thread_name`) | the `title` slot (line 1), else last `title_change`.title, else the `session` header's title |
-//! | model | last `assistant` record's `message.model` (not `<synthetic>`, not a sidechain's) | last `turn_context`.payload.model or `thread_settings_applied` model | last default-role `model_change` (provider cut off) or assistant `message.model` |
-//! | cwd | first top-level `cwd` of a main-chain record | first `session_meta`.payload.cwd | the `session` header's cwd |
+//! | title | last `custom-title`.customTitle, else last `ai-title`.aiTitle, else last `summary`.summary | last `event_msg` `thread_name_updated` (the server prefers `session_index.jsonl`, `codex::thread_name`) | the `title` slot (line 1), else the last `title_change`.title or `session_info`.name (pi's `/name`), else the `session` header's title |
+//! | model | last `assistant` record's `message.model` (not `<synthetic>`, not a sidechain's — but in a subagent's own file, where every record is one) | last `turn_context`.payload.model or `thread_settings_applied` model | last default-role `model_change` (provider cut off) or assistant `message.model` |
+//! | cwd | last `relocated`.relocatedCwd (the session moved: 2.1.33x), else first top-level `cwd` of a main-chain record | first `session_meta`.payload.cwd | the `session` header's cwd |
 //! | name | last `agent-name`.agentName (the registry's `name` comes first) | — | — |
 //!
 //! dsh's transcript is zstd and hermes has none, so neither has a head.
@@ -62,8 +62,14 @@ pub fn records(window: &[u8], at_file_start: bool) -> impl Iterator<Item = &[u8]
 /// Read a transcript's head (its first bytes) and, when the file is longer
 /// than the head, its tail (its last bytes). `None` for dsh and hermes.
 pub fn read_head(harness: Harness, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
+    read_head_of(harness, false, head, tail)
+}
+
+/// `read_head` of a main session's transcript, or (`subagent`) of a
+/// subagent's own, whose records are all sidechain and say its model.
+pub fn read_head_of(harness: Harness, subagent: bool, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
     let mut reader: Box<dyn Reader> = match harness {
-        Harness::Claude => Box::<ClaudeReader>::default(),
+        Harness::Claude => Box::new(ClaudeReader { subagent, ..ClaudeReader::default() }),
         Harness::Codex => Box::<CodexReader>::default(),
         Harness::Omp | Harness::Pi => Box::<OmpReader>::default(),
         Harness::Dsh | Harness::Hermes => return None,
@@ -102,9 +108,13 @@ fn latest(slot: &mut Option<Vec<u8>>, new: Option<Vec<u8>>) {
 
 #[derive(Default)]
 struct ClaudeReader {
+    /// A subagent's own transcript: its sidechain records are its own.
+    subagent: bool,
     custom: Option<Vec<u8>>,
     ai: Option<Vec<u8>>,
     summary: Option<Vec<u8>>,
+    /// The last `relocated` record's directory: the session moved there.
+    relocated: Option<Vec<u8>>,
     head: Head,
 }
 
@@ -120,8 +130,10 @@ impl Reader for ClaudeReader {
             latest(&mut self.summary, text(rec, &[b"summary"], TITLE_BYTES_MAX));
         } else if is(b"agent-name") {
             latest(&mut self.head.name, text(rec, &[b"agentName"], TITLE_BYTES_MAX));
+        } else if is(b"relocated") {
+            latest(&mut self.relocated, cwd_of(rec, &[b"relocatedCwd"]));
         }
-        if json::field(rec, b"isSidechain") == Some(&b"true"[..]) {
+        if !self.subagent && json::field(rec, b"isSidechain") == Some(&b"true"[..]) {
             return;
         }
         if self.head.cwd.is_none() {
@@ -135,7 +147,8 @@ impl Reader for ClaudeReader {
 
     fn finish(self: Box<Self>) -> Head {
         let title = self.custom.or(self.ai).or(self.summary);
-        Head { title, ..self.head }
+        let cwd = self.relocated.or(self.head.cwd);
+        Head { title, cwd, ..self.head }
     }
 }
 
@@ -188,6 +201,9 @@ impl Reader for OmpReader {
             self.header = text(rec, &[b"title"], TITLE_BYTES_MAX);
         } else if is(b"title_change") {
             latest(&mut self.changed, text(rec, &[b"title"], TITLE_BYTES_MAX));
+        } else if is(b"session_info") {
+            // pi's `/name` (and omp's): the session's name.
+            latest(&mut self.changed, text(rec, &[b"name"], TITLE_BYTES_MAX));
         } else if is(b"model_change") && omp_default_role(rec) {
             let model = text(rec, &[b"model"], MODEL_BYTES_MAX).map(|m| omp_model_id(&m).to_vec());
             latest(&mut self.head.model, model);

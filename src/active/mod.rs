@@ -65,6 +65,7 @@ pub(crate) fn routes(h: Harness) -> &'static [Via] {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Field {
     Cwd,
+    Kind,
     Model,
     Name,
     Pid,
@@ -74,13 +75,15 @@ pub(crate) enum Field {
     Status,
     Title,
     Via,
+    WaitingFor,
     Zmx,
 }
 
 impl Field {
     /// Every field, in listing (name) order.
-    pub(crate) const ALL: [Field; 11] = [
+    pub(crate) const ALL: [Field; 13] = [
         Field::Cwd,
+        Field::Kind,
         Field::Model,
         Field::Name,
         Field::Pid,
@@ -90,12 +93,14 @@ impl Field {
         Field::Status,
         Field::Title,
         Field::Via,
+        Field::WaitingFor,
         Field::Zmx,
     ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
             Field::Cwd => "cwd",
+            Field::Kind => "kind",
             Field::Model => "model",
             Field::Name => "name",
             Field::Pid => "pid",
@@ -105,6 +110,7 @@ impl Field {
             Field::Status => "status",
             Field::Title => "title",
             Field::Via => "via",
+            Field::WaitingFor => "waiting_for",
             Field::Zmx => "zmx",
         }
     }

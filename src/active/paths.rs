@@ -86,6 +86,14 @@ pub fn cap_text(mut text: Vec<u8>, max: usize) -> Vec<u8> {
     text
 }
 
+/// `text` as one line, for a harness's words served as a file that is one
+/// line: control characters (a newline among them) become spaces, and the
+/// ends are trimmed.
+pub fn one_line(text: &[u8]) -> Vec<u8> {
+    let t: Vec<u8> = text.iter().map(|&b| if b < 0x20 || b == 0x7f { b' ' } else { b }).collect();
+    t.trim_ascii().to_vec()
+}
+
 /// Of `(name, key)` candidates, the name with the greatest key — the
 /// caller's measure of "newest", usually the mtime it statted. Ties go
 /// to the greater name: every harness names its transcripts with a

@@ -237,8 +237,11 @@ fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) -> Result<(), Fu
         }
         b"token_usage_record" => {
             let Some(u) = rec.child(payload, TOTAL).filter(|&u| rec.val(u) == Val::Obj) else { return Ok(()) };
-            let (thread, response) = (hash(rec.word(payload, THREAD_ID)), hash(rec.word(payload, RESPONSE_ID)));
-            conv.running.record(&mut conv.usage, &mut conv.seen, thread, response, &counts(u))?;
+            // A response once (`dedupe::Seen`), and only the thread's own.
+            let thread = hash(rec.word(payload, THREAD_ID));
+            if conv.running.owns(thread) && conv.seen.first(hash(rec.word(payload, RESPONSE_ID)))? {
+                conv.running.record(&mut conv.usage, &counts(u));
+            }
         }
         _ => {}
     }

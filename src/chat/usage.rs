@@ -221,24 +221,15 @@ impl Running {
         }
     }
 
-    /// One response's record: `thread` (hashed; 0 when it names none)
-    /// spent `c`. Another thread's (a parent's copied, a child's
-    /// forwarded) is not this one's; a response already counted is not
-    /// counted again (`responses`).
-    pub fn record(
-        &mut self,
-        usage: &mut Usage,
-        responses: &mut super::dedupe::Seen,
-        thread: u64,
-        response: u64,
-        c: &Counts,
-    ) -> Result<(), super::store::Full> {
-        if thread != 0 && self.own.is_some_and(|o| o != 0 && o != thread) {
-            return Ok(());
-        }
-        if !responses.first(response)? {
-            return Ok(());
-        }
+    /// Whether a record of `thread` (hashed; 0 when it names none) is this
+    /// thread's own: another thread's (a parent's copied, a child's
+    /// forwarded) is not.
+    pub fn owns(&self, thread: u64) -> bool {
+        thread == 0 || self.own.is_none_or(|o| o == 0 || o == thread)
+    }
+
+    /// One response's own record, seen the first time: it spent `c`.
+    pub fn record(&mut self, usage: &mut Usage, c: &Counts) {
         if !self.recorded {
             self.recorded = true;
             for (slot, c) in std::mem::take(&mut self.provisional) {
@@ -247,7 +238,6 @@ impl Running {
         }
         let slot = usage.slot(&self.model);
         usage.count(slot, c);
-        Ok(())
     }
 }
 

@@ -319,9 +319,6 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
         Loc::Agent { slot, gen, part: part @ (Part::Dir | Part::Field(_)) } => {
             Job::Derive(Box::new(jobs::derive::Derive::open(fid, slot, gen, part)))
         }
-        Loc::Agent { slot, gen, part: part @ (Part::Agents | Part::Sub(_) | Part::SubModel(_)) } => {
-            Job::Derive(Box::new(jobs::derive::Derive::open(fid, slot, gen, part)))
-        }
         // The walk's look said moments ago that it can be read
         // (`LOOK_REUSE_FOR`): open it, and check what was opened.
         loc @ Loc::Mirror(_)
@@ -456,8 +453,8 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
             super::reply::stat_reply(&w.tree, conn, tag, &entry, None, w.cfg.trace);
             return Ok(None);
         }
-        Loc::Agent { part: Part::Dir | Part::Chat | Part::Agents | Part::Sub(_) | Part::Wait, .. } => None,
-        Loc::Agent { slot, gen, part: part @ (Part::Field(_) | Part::SubModel(_)) } => {
+        Loc::Agent { part: Part::Dir | Part::Chat | Part::Wait, .. } => None,
+        Loc::Agent { slot, gen, part: part @ Part::Field(_) } => {
             Some(Job::Derive(Box::new(jobs::derive::Derive::stat(slot, gen, part))))
         }
         Loc::Agent { slot, gen, part: Part::ChatMsg(id) } => {

@@ -69,20 +69,12 @@ pub(crate) enum Part {
     Chat,
     /// One message of `chat/`, by id.
     ChatMsg(u32),
-    /// `agents/`: the session's subagents (claude).
-    Agents,
-    /// `agents/<name>/`, by the index of its name in the agent's table.
-    Sub(u32),
-    /// `agents/<name>/model`.
-    SubModel(u32),
-    /// `agents/<name>/transcript`.
-    SubTranscript(u32),
     /// `wait`: a read answers when the agent changes.
     Wait,
 }
 
 /// A part code is its kind in the top four bits and its number (a field,
-/// a message id, a subagent) below: message ids fit, the cap on messages
+/// a message id) below: message ids fit, the cap on messages
 /// being far below 2^28.
 const PART_PAYLOAD_BITS: u32 = 28;
 const _: () = assert!(crate::chat::MAX_MESSAGES_LIMIT < 1 << PART_PAYLOAD_BITS);
@@ -95,10 +87,7 @@ impl Part {
             Part::Field(f) => (2, f as u32),
             Part::Chat => (3, 0),
             Part::ChatMsg(id) => (4, id),
-            Part::Agents => (5, 0),
-            Part::Sub(i) => (6, i),
-            Part::SubModel(i) => (7, i),
-            Part::SubTranscript(i) => (8, i),
+            // (5 to 8 named the claude subagents' parts: now the session's.)
             Part::Wait => (9, 0),
         };
         kind << PART_PAYLOAD_BITS | (n & ((1 << PART_PAYLOAD_BITS) - 1))
@@ -112,10 +101,6 @@ impl Part {
             2 => Part::Field(*Field::ALL.get(n as usize)?),
             3 => Part::Chat,
             4 => Part::ChatMsg(n),
-            5 => Part::Agents,
-            6 => Part::Sub(n),
-            7 => Part::SubModel(n),
-            8 => Part::SubTranscript(n),
             9 => Part::Wait,
             _ => return None,
         })
@@ -123,7 +108,7 @@ impl Part {
 
     /// Is this part a directory?
     pub(crate) fn is_dir(self) -> bool {
-        matches!(self, Part::Dir | Part::Chat | Part::Agents | Part::Sub(_))
+        matches!(self, Part::Dir | Part::Chat)
     }
 
     /// The part named `name` inside an agent's directory.
@@ -131,7 +116,6 @@ impl Part {
         match name {
             b"transcript" => Some(Part::Transcript),
             b"chat" => Some(Part::Chat),
-            b"agents" => Some(Part::Agents),
             b"wait" => Some(Part::Wait),
             _ => Field::ALL.iter().find(|f| f.name().as_bytes() == name).map(|f| Part::Field(*f)),
         }
@@ -413,10 +397,6 @@ impl Tree {
                 None => Loc::Static(ACTIVE),
             },
             Loc::Agent { slot, gen, part: Part::ChatMsg(_) } => agent(*slot, *gen, Part::Chat),
-            Loc::Agent { slot, gen, part: Part::Sub(_) } => agent(*slot, *gen, Part::Agents),
-            Loc::Agent { slot, gen, part: Part::SubModel(i) | Part::SubTranscript(i) } => {
-                agent(*slot, *gen, Part::Sub(*i))
-            }
             Loc::Agent { slot, gen, .. } => agent(*slot, *gen, Part::Dir),
             Loc::Session { key, part } => session_parent(key, *part),
         }
@@ -501,7 +481,6 @@ impl Tree {
             Loc::Static(i) if !matches!(STATIC[*i as usize].what, What::HarnessDir(_)) => Presence::Always,
             Loc::Agent { slot, gen, .. } if agents.get(*slot, *gen).is_none() => Presence::Absent,
             Loc::Agent { part: Part::Dir | Part::Field(_) | Part::ChatMsg(_) | Part::Wait, .. } => Presence::Always,
-            Loc::Agent { part: Part::Sub(_) | Part::SubModel(_), .. } => Presence::Always,
             Loc::Session { part: SPart::Transcript, .. } => {
                 self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe)
             }
@@ -513,10 +492,6 @@ impl Tree {
             Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {
                 Some(_) => Presence::Always,
                 None => Presence::Absent,
-            },
-            Loc::Agent { slot, gen, part: Part::Agents } => match chat_format(agents, *slot, *gen) {
-                Some(crate::chat::Format::Claude) => Presence::Always,
-                _ => Presence::Absent,
             },
             _ => self.backing(loc, agents).map_or(Presence::Absent, Presence::Probe),
         }
@@ -549,11 +524,6 @@ impl Tree {
                 let a = agents.get(*slot, *gen)?;
                 (a.found.harness, a.session.as_ref()?.transcript.clone()?)
             }
-            Loc::Agent { slot, gen, part: Part::SubTranscript(i) } => {
-                let a = agents.get(*slot, *gen)?;
-                let main = a.session.as_ref()?.transcript.as_deref()?;
-                (a.found.harness, crate::active::derive::subagent_rel(main, a.subagents.get(*i as usize)?)?)
-            }
             Loc::Session { key, part: SPart::Transcript } => (key.harness, key.own_rel().to_vec()),
             Loc::Agent { .. } | Loc::Session { .. } => return None,
         };
@@ -580,15 +550,10 @@ impl Tree {
                 let pid = agents.get(*slot, *gen).map_or(0, |a| a.found.pid);
                 pid.to_string().into_bytes().into()
             }
-            Loc::Agent { part: Part::Transcript | Part::SubTranscript(_), .. } => b"transcript"[..].into(),
+            Loc::Agent { part: Part::Transcript, .. } => b"transcript"[..].into(),
             Loc::Agent { part: Part::Field(f), .. } => f.name().as_bytes().into(),
             Loc::Agent { part: Part::Chat, .. } => b"chat"[..].into(),
-            Loc::Agent { part: Part::Agents, .. } => b"agents"[..].into(),
-            Loc::Agent { part: Part::SubModel(_), .. } => b"model"[..].into(),
             Loc::Agent { part: Part::Wait, .. } => b"wait"[..].into(),
-            Loc::Agent { slot, gen, part: Part::Sub(i) } => {
-                agents.get(*slot, *gen).and_then(|a| a.subagents.get(*i as usize)).cloned().unwrap_or_default().into()
-            }
             Loc::Agent { part: Part::ChatMsg(_), .. } => Cow::Borrowed(&[]),
             Loc::Session { key, part: SPart::Dir } => match &key.sub {
                 Some(s) => s.name.to_vec().into(),
@@ -798,12 +763,12 @@ fn session_parent(key: &Rc<SessionKey>, part: SPart) -> Loc {
     let at = |key: Rc<SessionKey>, part| Loc::Session { key, part };
     match (part, &key.sub, key.agent) {
         (SPart::ChatMsg(_), ..) => at(key.clone(), SPart::Chat),
-        (SPart::Dir, Some(_), Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Agents },
-        (SPart::Dir, Some(_), None) => at(Rc::new(key.main()), SPart::Agents),
+        // A subagent reached from a running agent's `agents/` leads back
+        // there (its key remembers the agent: `jobs::session::sub_key`).
+        (SPart::Dir, Some(_), agent) => at(Rc::new(SessionKey { agent, ..key.main() }), SPart::Agents),
         (SPart::Dir, None, _) => Loc::Static(sessions_dir(key.harness).unwrap_or(SESSIONS)),
         // A running agent's `usage` (`jobs::session::agent_key`).
         (SPart::Usage | SPart::Agents, None, Some((slot, gen, _))) => Loc::Agent { slot, gen, part: Part::Dir },
-        (_, Some(_), Some((slot, gen, i))) => Loc::Agent { slot, gen, part: Part::Sub(i) },
         _ => at(key.clone(), SPart::Dir),
     }
 }

@@ -75,14 +75,14 @@ impl SPart {
     }
 
     /// The part named `name` in a session's directory (a subagent's has
-    /// no `agents/`).
+    /// no `agents/`, and only the fields a subagent has).
     pub(crate) fn child(name: &[u8], sub: bool) -> Option<SPart> {
         match name {
             b"transcript" => Some(SPart::Transcript),
             b"chat" => Some(SPart::Chat),
             b"agents" if !sub => Some(SPart::Agents),
             b"usage" => Some(SPart::Usage),
-            _ => SField::from_name(name).filter(|f| !sub || *f == SField::Model).map(SPart::Field),
+            _ => SField::from_name(name).filter(|f| !sub || f.of_subagent()).map(SPart::Field),
         }
     }
 

@@ -47,10 +47,11 @@ pub const CODEX_TITLE: &str = "Port the scanner";
 pub const ZMX: &str = "x";
 
 /// Every field a claude agent's directory lists, in listing order.
-pub const CLAUDE_ENTRIES: [&str; 16] = [
+pub const CLAUDE_ENTRIES: [&str; 17] = [
     "agents",
     "chat",
     "cwd",
+    "kind",
     "model",
     "name",
     "pid",

@@ -34,8 +34,15 @@ pub fn ts(i: u64) -> String {
 // ---------------------------------------------------------------------------
 // Claude Code records.
 
+/// A uuid no other record of the test run has: Claude Code gives every
+/// record its own, and a record whose uuid was seen is a copy.
+pub fn record_uuid() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!("00000000-0000-4000-8000-{:012x}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
 pub fn claude_user(text: &str, t: u64) -> String {
-    json!({"type":"user","message":{"role":"user","content":text},"timestamp":ts(t),"uuid":format!("u{t}")}).to_string()
+    json!({"type":"user","message":{"role":"user","content":text},"timestamp":ts(t),"uuid":record_uuid()}).to_string()
 }
 
 pub fn claude_assistant(text: &str, t: u64) -> String {

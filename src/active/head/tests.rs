@@ -264,3 +264,47 @@ fn every_real_transcript_reads_without_panic_under_every_harness() {
         }
     }
 }
+
+/// Item 4 of "Today's harnesses": a subagent's own transcript is all
+/// sidechain, and its records say its model.
+#[test]
+fn a_claude_subagents_own_file_says_its_model() {
+    let t = lines(&[
+        r#"{"type":"user","isSidechain":true,"agentId":"a1","cwd":"/p","message":{"role":"user","content":"task"}}"#,
+        r#"{"type":"assistant","isSidechain":true,"agentId":"a1","message":{"model":"claude-haiku-4-5","role":"assistant"}}"#,
+    ]);
+    assert_eq!(read_head(Harness::Claude, &t, None).unwrap().model, None, "as a main session: none of its own");
+    let h = read_head_of(Harness::Claude, true, &t, None).unwrap();
+    assert_eq!((h.model.as_deref(), h.cwd.as_deref()), (Some(&b"claude-haiku-4-5"[..]), Some(&b"/p"[..])));
+}
+
+/// Claude Code 2.1.33x writes `relocated` when a session moves to another
+/// directory: that is its cwd (and where `resume` runs) from then on.
+#[test]
+fn a_relocated_claude_session_is_where_it_moved() {
+    let head = lines(&[r#"{"type":"user","cwd":"/home/u/old","message":{"role":"user","content":"hi"}}"#]);
+    let tail = [
+        &b"cut\"}\n"[..],
+        &lines(&[
+            r#"{"type":"relocated","relocatedCwd":"/home/u/new","sessionId":"s"}"#,
+            r#"{"type":"user","cwd":"/home/u/new/sub","message":{"role":"user","content":"go on"}}"#,
+        ]),
+    ]
+    .concat();
+    let h = read_head(Harness::Claude, &head, Some(&tail)).unwrap();
+    assert_eq!(h.cwd.as_deref(), Some(&b"/home/u/new"[..]));
+    let bad = lines(&[r#"{"type":"relocated","relocatedCwd":"relative/dir"}"#, r#"{"type":"user","cwd":"/p"}"#]);
+    assert_eq!(read_head(Harness::Claude, &bad, None).unwrap().cwd.as_deref(), Some(&b"/p"[..]), "only a path");
+}
+
+/// pi's `/name` writes a `session_info` entry: the session's title.
+#[test]
+fn a_pi_sessions_name_is_its_title() {
+    let t = lines(&[
+        r#"{"type":"session","version":3,"id":"s","cwd":"/x"}"#,
+        r#"{"type":"session_info","id":"a","parentId":null,"name":"First name"}"#,
+        r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"hi"}}"#,
+        r#"{"type":"session_info","id":"c","parentId":"b","name":"Refactor the parser"}"#,
+    ]);
+    assert_eq!(read_head(Harness::Pi, &t, None).unwrap().title.as_deref(), Some(&b"Refactor the parser"[..]));
+}

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use crate::active::agents::{Found, Session};
 use crate::active::{derive as active, Field};
 use crate::errors::Error;
-use crate::facts::{Facts, Root, Want};
+use crate::facts::{Root, Want};
 use crate::meta::Meta;
 use crate::tree::{text_version, Attr, Entry, Loc, Part};
 
@@ -131,45 +131,8 @@ impl Derive {
                     _ => Ok(self.dir_reply(cx, Part::Dir, entries)),
                 }
             }
-            Part::Agents => {
-                let names = active::subagents(found, session, facts, needs)?;
-                self.list_agents(cx, &names)
-            }
-            Part::Sub(i) => {
-                let entries = match self.list_sub(cx, found, session, i, facts, needs)? {
-                    Ok(entries) => entries,
-                    Err(e) => return Some(Err(e)),
-                };
-                // Its `usage` (the subagent's own) is listed with its length.
-                let key = match self.open {
-                    Some(_) => super::session::agent_sub_key(cx, self.slot, self.gen, i)
-                        .filter(|k| crate::sessions::chat_format(k).is_some()),
-                    None => None,
-                };
-                match key.map(Rc::new) {
-                    Some(key) => {
-                        let chats = vec![super::cx::ChatOf::Session(key.clone())];
-                        let at = Loc::Session { key, part: crate::tree::SPart::Usage };
-                        self.sum = Some(Box::new((UsageSum::new(chats), entries, at, Part::Sub(i))));
-                        Err(Error::NotFound)
-                    }
-                    None => Ok(self.dir_reply(cx, Part::Sub(i), entries)),
-                }
-            }
-            Part::SubModel(i) => {
-                let name = self.sub_name(cx, i).ok_or(Error::NotFound);
-                let model = match name {
-                    Ok(name) => active::subagent_model(found, session, &name, facts, needs)?.ok_or(Error::NotFound),
-                    Err(e) => Err(e),
-                };
-                model.map(|m| self.text_reply(cx, found, Part::SubModel(i), line(&m)))
-            }
             _ => Err(Error::NotFound),
         })
-    }
-
-    fn sub_name(&self, cx: &Cx, i: u32) -> Option<Vec<u8>> {
-        cx.agents.get(self.slot, self.gen)?.subagents.get(i as usize).cloned()
     }
 
     fn loc(&self, part: Part) -> Loc {
@@ -222,65 +185,18 @@ impl Derive {
             if format.is_some() {
                 entries.push(cx.tree.entry(&self.loc(Part::Chat), &Attr::Skeleton, cx.agents));
             }
-            if format == Some(crate::chat::Format::Claude) {
-                entries.push(cx.tree.entry(&self.loc(Part::Agents), &Attr::Skeleton, cx.agents));
-            } else if let Some(key) = format.and_then(|_| super::session::agent_key(cx, self.slot, self.gen)) {
-                // Its session's `agents/`: codex's threads, omp's and pi's.
+            if let Some(key) = format.and_then(|_| super::session::agent_key(cx, self.slot, self.gen)) {
+                // Its session's `agents/`: claude's subagents, codex's
+                // threads, omp's and pi's files.
                 let loc = Loc::Session { key: Rc::new(key), part: crate::tree::SPart::Agents };
                 entries.push(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents));
             }
         }
         entries
     }
-
-    /// `agents/`: one directory per subagent, each named by the index of
-    /// its name in the agent's table (so it holds as more appear).
-    fn list_agents(&self, cx: &mut Cx, names: &[Vec<u8>]) -> Result<Reply, Error> {
-        let agent = cx.agents.get_mut(self.slot, self.gen).ok_or(Error::NotFound)?;
-        let idx: Option<Vec<u32>> = names.iter().map(|n| agent.subagent_index(n)).collect();
-        let idx = idx.ok_or(Error::DirTooLarge)?;
-        let entries =
-            idx.into_iter().map(|i| cx.tree.entry(&self.loc(Part::Sub(i)), &Attr::Skeleton, cx.agents)).collect();
-        Ok(self.dir_reply(cx, Part::Agents, entries))
-    }
-
-    /// `agents/<name>/`: its model (where its transcript names one) and
-    /// its transcript.
-    fn list_sub(
-        &self,
-        cx: &Cx,
-        found: &Found,
-        session: Option<&Session>,
-        i: u32,
-        facts: &Facts,
-        needs: &mut Vec<Want>,
-    ) -> Option<Result<Vec<Entry>, Error>> {
-        let Some(name) = self.sub_name(cx, i) else { return Some(Err(Error::NotFound)) };
-        let model = active::subagent_model(found, session, &name, facts, needs);
-        let rel = session.and_then(|s| s.transcript.as_deref()).and_then(|m| active::subagent_rel(m, &name));
-        let meta = match &rel {
-            Some(rel) => facts.meta(Root::Harness(found.harness), rel, needs)?,
-            None => None,
-        };
-        let Some(meta) = meta else { return Some(Err(Error::NotFound)) };
-        let mut entries = Vec::new();
-        if let Some(model) = model? {
-            entries.push(cx.tree.entry(&self.loc(Part::SubModel(i)), &text_attr(cx, &line(&model)), cx.agents));
-        }
-        entries.push(cx.tree.entry(&self.loc(Part::SubTranscript(i)), &Attr::Disk(meta), cx.agents));
-        entries.extend(super::session::agent_sub_chat(cx, self.slot, self.gen, i));
-        Some(Ok(entries))
-    }
 }
 
 /// A derived text's stat: its length, its hash, the daemon's start time.
 fn text_attr(cx: &Cx, text: &[u8]) -> Attr {
     Attr::Text { len: text.len() as u64, version: text_version(text), mtime: cx.tree.started_unix() }
-}
-
-/// A derived value as a file's text: one line.
-pub(crate) fn line(v: &[u8]) -> Vec<u8> {
-    let mut t = v.to_vec();
-    t.push(b'\n');
-    t
 }

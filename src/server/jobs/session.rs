@@ -126,25 +126,10 @@ pub(crate) fn usage_chats(
     Some(Ok(chats))
 }
 
+/// A subagent's key: its session's, and the running agent it was reached
+/// from, if any (so that its `..` leads back there: `tree::session_parent`).
 fn sub_key(key: &SessionKey, sub: Sub) -> SessionKey {
-    SessionKey { sub: Some(sub), agent: None, ..key.main() }
-}
-
-/// The key of a running agent's subagent `i` (`/active/<h>/<pid>/agents/<name>/`),
-/// as a session's subagent: the same transcript, so the same chat.
-pub(crate) fn agent_sub_key(cx: &Cx, slot: u32, gen: u32, i: u32) -> Option<SessionKey> {
-    let a = cx.agents.get(slot, gen)?;
-    let s = a.session.as_ref()?;
-    let main = s.transcript.as_deref()?;
-    let name = a.subagents.get(i as usize)?;
-    let rel = crate::active::derive::subagent_rel(main, name)?;
-    Some(SessionKey {
-        harness: a.found.harness,
-        id: s.id.clone().into(),
-        transcript: main.into(),
-        sub: Some(Sub { name: name.clone().into(), rel: rel.into() }),
-        agent: Some((slot, gen, i)),
-    })
+    SessionKey { sub: Some(sub), agent: key.agent, ..key.main() }
 }
 
 /// The key of a running agent's own session (`/active/<h>/<pid>/usage` is
@@ -530,14 +515,4 @@ impl Looks {
         }
         batch.release(&mut cx.ops);
     }
-}
-
-/// The `chat` entry of a running agent's `agents/<name>/`, where its
-/// harness renders chats: the subagent's chat under `/sessions`, reached
-/// from here.
-pub(crate) fn agent_sub_chat(cx: &Cx, slot: u32, gen: u32, i: u32) -> Option<Entry> {
-    let key = agent_sub_key(cx, slot, gen, i)?;
-    sessions::chat_format(&key)?;
-    let loc = Loc::Session { key: Rc::new(key), part: SPart::Chat };
-    Some(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents))
 }

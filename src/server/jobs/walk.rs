@@ -60,10 +60,6 @@ enum Stage {
 #[derive(Clone)]
 enum Pending {
     Field(u32, u32, Field),
-    /// `agents/<name>`: there when the session lists that subagent.
-    Sub(u32, u32, Vec<u8>),
-    /// `agents/<name>/model`: there when its transcript names a model.
-    SubModel(u32, u32, u32),
     /// `/sessions/<h>/<id>`: there when a listing finds it.
     Session(crate::harness::Harness, Vec<u8>),
     /// A session's field: there when its derivation says so.
@@ -152,9 +148,6 @@ impl Walk {
                 Loc::Agent { slot, gen, part: Part::Field(f) } => {
                     return self.start_derive(cx, Pending::Field(slot, gen, f));
                 }
-                Loc::Agent { slot, gen, part: Part::SubModel(i) } => {
-                    return self.start_derive(cx, Pending::SubModel(slot, gen, i));
-                }
                 Loc::Session { key, part: SPart::Field(f) } => {
                     return self.start_derive(cx, Pending::SessionField(key, f));
                 }
@@ -215,33 +208,15 @@ impl Walk {
             },
             Loc::Mirror(_) if exclude::excluded(&name) => None,
             Loc::Mirror(p) => Some(Loc::Mirror(p.child(&name))),
-            // Its session's `usage`, the same file as under /sessions; and,
-            // but for claude's (whose subagents /active lists itself), its
-            // session's `agents/`.
+            // Its session's `usage` and `agents/`, the same files as under
+            // /sessions (whose `..` leads back here).
             Loc::Agent { slot, gen, part: Part::Dir } if name == b"usage" || name == b"agents" => {
                 let part = if name == b"usage" { SPart::Usage } else { SPart::Agents };
-                let claude =
-                    cx.agents.get(slot, gen).is_some_and(|a| a.found.harness == crate::harness::Harness::Claude);
-                if part == SPart::Agents && claude {
-                    Part::child(&name).map(|part| Loc::Agent { slot, gen, part })
-                } else {
-                    crate::tree::chat_format(cx.agents, slot, gen)
-                        .and_then(|_| super::session::agent_key(cx, slot, gen))
-                        .map(|key| Loc::Session { key: std::rc::Rc::new(key), part })
-                }
+                crate::tree::chat_format(cx.agents, slot, gen)
+                    .and_then(|_| super::session::agent_key(cx, slot, gen))
+                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part })
             }
             Loc::Agent { slot, gen, part: Part::Dir } => Part::child(&name).map(|part| Loc::Agent { slot, gen, part }),
-            Loc::Agent { slot, gen, part: Part::Agents } => return Next::Derive(Pending::Sub(slot, gen, name)),
-            Loc::Agent { slot, gen, part: Part::Sub(i) } => match name.as_slice() {
-                b"model" => Some(Loc::Agent { slot, gen, part: Part::SubModel(i) }),
-                b"transcript" => Some(Loc::Agent { slot, gen, part: Part::SubTranscript(i) }),
-                b"chat" => super::session::agent_sub_key(cx, slot, gen, i)
-                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Chat }),
-                b"usage" => super::session::agent_sub_key(cx, slot, gen, i)
-                    .filter(|key| crate::sessions::chat_format(key).is_some())
-                    .map(|key| Loc::Session { key: std::rc::Rc::new(key), part: SPart::Usage }),
-                _ => None,
-            },
             Loc::Agent { slot, gen, part: Part::Chat } => {
                 return self.next_message(cx, ChatOf::Agent(slot, gen), &name)
             }
@@ -369,35 +344,17 @@ fn derive_pending(
     g: &Gather,
     needs: &mut Vec<crate::facts::Want>,
 ) -> Option<Option<(Loc, Qid)>> {
-    let (slot, gen) = match pending {
-        Pending::Field(s, g, _) | Pending::Sub(s, g, _) | Pending::SubModel(s, g, _) => (*s, *g),
+    let (slot, gen, field) = match pending {
+        Pending::Field(s, g, f) => (*s, *g, *f),
         Pending::Session(..) | Pending::SessionField(..) | Pending::SessionSub(..) => {
             return super::session::walk_to(cx, pending_session(pending), &g.facts, needs);
         }
     };
     let Some(agent) = cx.agents.get(slot, gen) else { return Some(None) };
     let (found, session) = (agent.found, agent.session.clone());
-    let loc = |part| Loc::Agent { slot, gen, part };
-    Some(match pending {
-        Pending::Field(_, _, field) => {
-            let text = active::fields(&found, session.as_ref(), &g.facts, needs)?.and_then(|mut f| f.remove(field));
-            text.map(|t| (loc(Part::Field(*field)), cx.tree.text_qid(Some(&found), Part::Field(*field), &t)))
-        }
-        Pending::Sub(_, _, name) => {
-            let names = active::subagents(&found, session.as_ref(), &g.facts, needs)?;
-            let i = names.contains(name).then(|| cx.agents.get_mut(slot, gen)?.subagent_index(name)).flatten();
-            i.map(|i| (loc(Part::Sub(i)), cx.tree.skeleton_qid(&loc(Part::Sub(i)), cx.agents)))
-        }
-        Pending::Session(..) | Pending::SessionField(..) | Pending::SessionSub(..) => unreachable!("derived above"),
-        Pending::SubModel(_, _, i) => {
-            let name = agent.subagents.get(*i as usize).cloned().unwrap_or_default();
-            let model = active::subagent_model(&found, session.as_ref(), &name, &g.facts, needs)?;
-            model.map(|m| {
-                let text = super::derive::line(&m);
-                (loc(Part::SubModel(*i)), cx.tree.text_qid(Some(&found), Part::SubModel(*i), &text))
-            })
-        }
-    })
+    let text = active::fields(&found, session.as_ref(), &g.facts, needs)?.and_then(|mut f| f.remove(&field));
+    let part = Part::Field(field);
+    Some(text.map(|t| (Loc::Agent { slot, gen, part }, cx.tree.text_qid(Some(&found), part, &t))))
 }
 
 /// The session step a pending one is.

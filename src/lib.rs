@@ -25,3 +25,4 @@ pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod sys;
 pub mod tree;
+pub mod zst;

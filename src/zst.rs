@@ -74,9 +74,12 @@ mod tests {
         parts.iter().flat_map(|p| zstd::bulk::compress(p, 3).unwrap()).collect()
     }
 
+    /// Where a frame ended: its input and output offsets.
+    type Ends = Vec<(usize, usize)>;
+
     /// Everything `input` decodes to, `slice` bytes of output a step, and
-    /// the (input, output) offsets where frames ended.
-    fn inflate(input: &[u8], slice: usize) -> io::Result<(Vec<u8>, Vec<(usize, usize)>)> {
+    /// where frames ended.
+    fn inflate(input: &[u8], slice: usize) -> io::Result<(Vec<u8>, Ends)> {
         let (mut z, mut out, mut ends, mut at) = (Inflater::new()?, Vec::new(), Vec::new(), 0);
         let mut buf = vec![0; slice];
         loop {

@@ -76,6 +76,15 @@ impl Conv {
         }
     }
 
+    /// A record carries its time as Unix seconds (dsh writes milliseconds):
+    /// it is the last time from here on.
+    pub fn at_unix(&mut self, secs: u64) {
+        let t = u32::try_from(secs).unwrap_or(u32::MAX);
+        self.stamp_len = 0;
+        self.last = t;
+        self.time = Some(t);
+    }
+
     /// Unix seconds of the last timestamp carried (0 before any).
     pub fn time(&mut self) -> u32 {
         if self.time.is_none() {

@@ -26,6 +26,7 @@ use super::claude;
 use super::codex;
 use super::conv::Conv;
 use super::cursor::Cursor;
+use super::dsh;
 use super::pi;
 use super::scan::{Simd, Visit};
 use super::store::{Full, Msg, Store};
@@ -104,6 +105,7 @@ impl Index {
             Format::Claude | Format::ClaudeAgent => &claude::SCHEMA,
             Format::Codex => &codex::SCHEMA,
             Format::Pi => &pi::SCHEMA,
+            Format::Dsh => &dsh::SCHEMA,
         };
         Index {
             format,
@@ -390,6 +392,7 @@ impl Feed<'_> {
             Format::ClaudeAgent => claude::line(&rec, self.store, self.conv, true),
             Format::Codex => codex::line(&rec, self.store, self.conv),
             Format::Pi => pi::line(&rec, self.store, self.conv),
+            Format::Dsh => dsh::line(&rec, self.store, self.conv),
         };
         if done == Err(Full) {
             // A cap: this line is left whole for nobody, and the listing

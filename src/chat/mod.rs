@@ -67,6 +67,7 @@ mod conv;
 mod cursor;
 mod dedupe;
 pub mod drift;
+mod dsh;
 mod escape;
 mod index;
 mod pi;
@@ -138,12 +139,14 @@ pub enum Format {
     /// A Claude Code subagent's own transcript: Claude's records, all of
     /// them sidechain, which here are the conversation.
     ClaudeAgent,
+    /// dsh's `sessions/session-<id>/session.jsonl.zstd`, read inflated.
+    Dsh,
 }
 
 impl Format {
     /// The format of a harness's transcripts (`subagent`: a subagent's own
-    /// file); none for a harness whose transcripts have no chat (dsh's are
-    /// zstd, hermes keeps a database).
+    /// file); none for a harness whose transcripts have no chat (hermes
+    /// keeps a database).
     pub fn of(h: crate::harness::Harness, subagent: bool) -> Option<Format> {
         use crate::harness::Harness as H;
         match h {
@@ -151,7 +154,8 @@ impl Format {
             H::Claude => Some(Format::Claude),
             H::Codex => Some(Format::Codex),
             H::Omp | H::Pi => Some(Format::Pi),
-            H::Hermes | H::Dsh => None,
+            H::Dsh => Some(Format::Dsh),
+            H::Hermes => None,
         }
     }
 }

@@ -456,3 +456,27 @@ fn codex_0_17x_records_and_another_agents_words() {
     let u = &ix.drift().unknown;
     assert_eq!((u.len(), &u[0].name[..], u[0].with_text), (1, &b"brand_new_record"[..], 1));
 }
+
+/// dsh (as the demo home's transcript writes it, session format 0): a
+/// header and step marks are bookkeeping, `message`s are said by role at
+/// their own time (milliseconds since the epoch), anything else counted.
+#[test]
+fn dsh_messages_are_said_by_role_at_their_time() {
+    let file = lines(&[
+        r#"{"type":"session","version":0,"id":"d2","createdAt":1795886444051,"cwd":"/home/demo/src/webshop","delegationDepth":0,"time":1795886444051}"#,
+        r#"{"type":"step/start","seq":1,"time":1795886444951}"#,
+        r#"{"type":"message","seq":2,"time":1795886444952,"role":"user","text":"Summarise what changed."}"#,
+        r#"{"type":"message","seq":3,"time":1795886451471,"role":"assistant","text":"Two fixes."}"#,
+        r#"{"type":"message","seq":4,"time":1795886451480,"role":"critic","text":"?"}"#,
+        r#"{"type":"step/end","seq":5,"time":1795886451484}"#,
+        r#"{"type":"tool/new","seq":6,"time":1795886451490,"text":"unseen"}"#,
+    ]);
+    let mut ix = index(Format::Dsh, &file);
+    assert_eq!(names(&ix), "00000000-user 00000001-assistant 00000002-system");
+    assert_eq!(text(&mut ix, &file, 0), "Summarise what changed.\n");
+    assert_eq!(ix.info(1).unwrap().time, 1_795_886_451);
+    let u: Vec<&[u8]> = ix.drift().unknown.iter().map(|u| &u.name[..]).collect();
+    assert_eq!(u, [&b"message/critic"[..], b"tool/new"]);
+    assert_eq!(ix.drift().version.map(|v| v.to_string()).as_deref(), Some("0.0.0"));
+    assert_eq!(ix.usage().total(), [0; 5]);
+}

@@ -55,6 +55,7 @@ pub enum Error {
     ChatTooLong,
     ChatsBusy,
     ChatLineTooLong,
+    InflateTooLarge,
     NoMemory,
     PermissionDenied,
     NotALink,
@@ -109,7 +110,7 @@ impl Error {
             ChatTooLong | DirTooLarge => ENOBUFS,
             ChatsBusy => ("Resource temporarily unavailable", libc::EAGAIN as u32),
             // 9pfuse has no EFBIG.
-            ChatLineTooLong => ("File too large", libc::EFBIG as u32),
+            ChatLineTooLong | InflateTooLarge => ("File too large", libc::EFBIG as u32),
             // 9pfuse has no ENFILE.
             TooManyOpenFiles => ("Too many open files in system", libc::ENFILE as u32),
             NoMemory => ("Cannot allocate memory", libc::ENOMEM as u32),
@@ -194,6 +195,7 @@ mod tests {
         ChatTooLong,
         ChatsBusy,
         ChatLineTooLong,
+        InflateTooLarge,
         NoMemory,
         PermissionDenied,
         NotALink,
@@ -403,6 +405,7 @@ mod tests {
         (TooManyOpenFiles, ERANGE, "9pfuse has no ENFILE"),
         (ChatTooLong, ERANGE, "9pfuse has no ENOBUFS"),
         (ChatLineTooLong, ERANGE, "9pfuse has no EFBIG"),
+        (InflateTooLarge, ERANGE, "9pfuse has no EFBIG"),
         (NoAttribute, ERANGE, "9pfuse has no ENODATA (and speaks no .L, where this error is sent)"),
         (TooManyWatches, ERANGE, "9pfuse has no ENOSPC"),
     ];

@@ -16,6 +16,7 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--msize BYTES] [--max-fids N] [--max-conns N]
                [--max-fids-total N] [--version-deadline MS]
                [--max-dir-entries N] [--listing-window MS] [--max-chats N] [--max-chat-messages N]
+               [--max-inflated BYTES]
                [--max-watches N] [--max-waits N] [--rescan-interval MS] [--kernel-workers N]
                [--allow-hard-links] [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
@@ -63,6 +64,8 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
                    follow on its connection for this long (default 1000; 0: never)
   --max-chats N    transcripts whose chat index is kept (default 8)
   --max-chat-messages N  messages one chat may list (default 1048576)
+  --max-inflated BYTES  bytes of decoded compressed transcripts held at once
+                   (default 1073741824; past it their chat is File too large)
   --max-watches N  inotify watches the wait files may hold (default 8192)
   --max-waits N    reads of wait files parked at once (default 65536)
   --rescan-interval MS  how often /proc is rescanned while a read of
@@ -211,6 +214,10 @@ fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Option
             .opt_value_from_str("--max-chat-messages")
             .map_err(e)?
             .unwrap_or(nineagents::chat::MAX_MESSAGES_DEFAULT),
+        max_inflated: p
+            .opt_value_from_str("--max-inflated")
+            .map_err(e)?
+            .unwrap_or(nineagents::server::MAX_INFLATED_DEFAULT),
     };
     if cfg.kernel_workers == 0 {
         return Err("--kernel-workers must be at least 1".into());

@@ -309,7 +309,16 @@ impl Parents {
     }
 }
 
-/// Every codex rollout, with the parent its `session_meta` names.
+/// A codex rollout's id from its file's name: `rollout-<time>-<id>.jsonl`,
+/// or compressed, `.jsonl.zst` (codex compresses cold rollouts, 0.17x).
+fn stored_rollout_id(name: &[u8]) -> Option<&[u8]> {
+    codex::rollout_id(name.strip_suffix(b".zst").unwrap_or(name))
+}
+
+/// Every codex rollout, with the parent its `session_meta` names: the days
+/// under `sessions/YYYY/MM/DD/`, and `archived_sessions/` (the same names,
+/// one level: the sessions a user archived). A rollout is plain or
+/// compressed; of both, the plain one is the session (codex reads it first).
 pub(crate) fn codex_sessions(
     facts: &Facts,
     parents: &Parents,
@@ -329,6 +338,7 @@ pub(crate) fn codex_sessions(
             .collect();
         days = next;
     }
+    days.push(b"archived_sessions".to_vec());
     let mut out = Vec::new();
     let mut waiting = false;
     for day in &days {
@@ -340,8 +350,10 @@ pub(crate) fn codex_sessions(
             Some(Err(e)) => return Some(Err(e)),
             Some(Ok(l)) => l,
         };
-        for n in listed.iter().filter(|n| is_file(n)) {
-            let Some(id) = codex::rollout_id(&n.name) else { continue };
+        let plain =
+            |n: &Name| n.name.strip_suffix(b".zst").is_some_and(|p| listed.iter().any(|o| o.name == p && is_file(o)));
+        for n in listed.iter().filter(|n| is_file(n) && !plain(n)) {
+            let Some(id) = stored_rollout_id(&n.name) else { continue };
             let rel = join(day, &n.name);
             if let Some(parent) = parents.get(&rel, n.ino) {
                 out.push(Rollout { found: Found { id: id.to_vec(), rel }, parent });
@@ -572,15 +584,16 @@ pub(crate) fn fields(
 ) -> Option<BTreeMap<SField, Vec<u8>>> {
     let (h, rel) = (key.harness, key.own_rel());
     let root = Root::Harness(h);
-    let readable = h != Harness::Dsh;
-    let head_bytes = if readable { facts.bytes_upto(root, rel, HEAD_BYTES_MAX, needs) } else { Some(&[][..]) };
-    let tail_bytes = if readable { facts.tail(root, rel, TAIL_BYTES_MAX, needs) } else { Some(&[][..]) };
+    let head_bytes = facts.bytes_upto(root, rel, HEAD_BYTES_MAX, needs);
+    let tail_bytes = facts.tail(root, rel, TAIL_BYTES_MAX, needs);
     let index = match (h, &key.sub) {
         (Harness::Codex, None) => facts.tail(root, b"session_index.jsonl", TAIL_BYTES_MAX, needs),
         _ => Some(&[][..]),
     };
     let (head_bytes, tail_bytes, index) = (head_bytes?, tail_bytes?, index?);
-    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
+    // A compressed head may decode to less than the file holds: its tail
+    // is read too (records in both are read twice, which no field minds).
+    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize || crate::zst::is_compressed(rel)).then_some(tail_bytes);
     let hd = head::read_head_of(h, key.sub.is_some(), head_bytes, tail).unwrap_or_default();
     let mut out = BTreeMap::new();
     if let Some(m) = hd.model {
@@ -621,9 +634,13 @@ pub(crate) fn fields(
 }
 
 /// When a session started: the first record's timestamp that reads as one
-/// (`timestamp`, or codex's `payload.timestamp`), Unix seconds.
+/// (`timestamp`, or codex's `payload.timestamp`), Unix seconds; or dsh's
+/// header's `createdAt`, milliseconds.
 pub(crate) fn started(head_bytes: &[u8]) -> Option<u32> {
     head::records(head_bytes, true).take(16).find_map(|r| {
+        if let Some(ms) = json::field(r, b"createdAt").and_then(json::u64_of) {
+            return u32::try_from(ms / 1000).ok();
+        }
         let t = json::path_str(r, &[b"timestamp"]).or_else(|| json::path_str(r, &[b"payload", b"timestamp"]))?;
         crate::chat::parse_time(&t)
     })
@@ -699,6 +716,7 @@ mod tests {
             .map(|(n, ino)| Name { name: n.as_bytes().to_vec(), ino: *ino, d_type: libc::DT_REG })
             .collect();
         f.insert(list("sessions/2026/03/02"), Ok(Fact::Names(files)));
+        f.insert(list("archived_sessions"), Err(libc::ENOENT));
         f
     }
 

@@ -66,6 +66,23 @@ impl Inflater {
     }
 }
 
+/// The first `max` bytes (or fewer, when `compressed` runs out first) a
+/// stream's opening `compressed` bytes decode to: a transcript's head,
+/// read without decoding the rest. Its cost is bounded by `max` and by
+/// the bytes given.
+pub fn head(compressed: &[u8], max: usize) -> io::Result<Vec<u8>> {
+    let (mut z, mut out, mut at, mut wrote) = (Inflater::new()?, vec![0; max], 0, 0);
+    while wrote < max {
+        let s = z.step(&compressed[at..], &mut out[wrote..])?;
+        (at, wrote) = (at + s.read, wrote + s.wrote);
+        if s.read == 0 && s.wrote == 0 {
+            break;
+        }
+    }
+    out.truncate(wrote);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +135,17 @@ mod tests {
         // Later, the whole file: a fresh decoder from the last frame's end.
         let (rest, _) = inflate(&input[ends[0].0..], 4096).unwrap();
         assert_eq!([&out[..ends[0].1], &rest[..]].concat(), [&a[..], &b[..]].concat());
+    }
+
+    #[test]
+    fn a_head_is_the_first_bytes_and_needs_only_the_first_compressed_ones() {
+        let text = b"{\"type\":\"session_meta\"}\n".repeat(10_000);
+        let input = compress(&[&text[..100_000], &text[100_000..]]);
+        assert_eq!(head(&input, 1000).unwrap(), &text[..1000]);
+        let first = zstd::bulk::compress(&text[..100_000], 3).unwrap().len();
+        assert_eq!(head(&input[..first], 150_000).unwrap(), &text[..100_000], "what the bytes given hold");
+        assert_eq!(head(&input, 10 << 20).unwrap(), text, "a short stream is its whole self");
+        assert!(head(b"plain text", 10).is_err());
     }
 
     #[test]

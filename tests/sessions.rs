@@ -302,21 +302,125 @@ fn hostile_session_file_names_are_neither_listed_nor_walked_to() {
     }
 }
 
-#[test]
-fn a_dsh_session_is_listed_without_a_chat_or_a_resume_form() {
-    let s = Scratch::new();
-    let id = uuid(5);
-    s.home_file(&format!(".dsh/sessions/session-{id}/session.jsonl.zstd"), b"\x28\xb5\x2f\xfd");
-    let d = Daemon::start_in(&s, &[]);
-    let mut c = big(&d);
-    assert_eq!(listed(&mut c, "/sessions/dsh"), [id.as_str()]);
-    assert_eq!(listed(&mut c, &format!("/sessions/dsh/{id}")), ["session", "transcript"]);
+/// zstd frames of `parts`, one frame each, as dsh appends them.
+fn frames(parts: &[&[u8]]) -> Vec<u8> {
+    parts.iter().flat_map(|p| zstd::bulk::compress(p, 3).unwrap()).collect()
 }
 
-/// `usage` of every real claude file as a session: the daemon's answer is
-/// what the indexer counts for that file in-process (whose counts the
-/// chat's unit tests check against the raw records), and the session's
-/// directory lists it at that length.
+/// dsh's transcript is zstd (`session.jsonl.zstd`, a frame at a time while
+/// the session runs): read decoded, it has a chat, a usage, its cwd and
+/// when it started (no resume form, as before); a frame appended is seen.
+#[test]
+fn a_dsh_session_is_read_decoded_with_its_chat_and_fields_and_grows_by_frames() {
+    let s = Scratch::new();
+    let id = uuid(5);
+    let header = format!(
+        r#"{{"type":"session","version":0,"id":"{id}","createdAt":1795886444051,"cwd":"/home/u/src/webshop","delegationDepth":0,"time":1795886444051}}"#
+    );
+    let step = lines(&[
+        r#"{"type":"step/start","seq":1,"time":1795886444951}"#.to_string(),
+        r#"{"type":"message","seq":2,"time":1795886444952,"role":"user","text":"Summarise the week."}"#.to_string(),
+        r#"{"type":"message","seq":3,"time":1795886451471,"role":"assistant","text":"Two fixes."}"#.to_string(),
+        r#"{"type":"step/end","seq":4,"time":1795886451484}"#.to_string(),
+    ]);
+    let rel = format!(".dsh/sessions/session-{id}/session.jsonl.zstd");
+    let path = s.home_file(&rel, &frames(&[&lines(&[header]), &step]));
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = big(&d);
+    let dir = format!("/sessions/dsh/{id}");
+    assert_eq!(listed(&mut c, "/sessions/dsh"), [id.as_str()]);
+    assert_eq!(listed(&mut c, &dir), ["chat", "cwd", "session", "started", "transcript", "usage"]);
+    assert_eq!(c.cat(&format!("{dir}/cwd"), MSG_FID), b"/home/u/src/webshop\n");
+    assert_eq!(c.cat(&format!("{dir}/started"), MSG_FID), b"1795886444\n");
+    let said = chat(&mut c, &format!("{dir}/chat"));
+    let names: Vec<&str> = said.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["00000000-user", "00000001-assistant"]);
+    assert_eq!(said[1].1, b"Two fixes.\n");
+    assert!(c.cat(&format!("{dir}/usage"), MSG_FID).starts_with(b"input 0\n"), "no record counts tokens");
+    assert_eq!(c.cat(&format!("{dir}/transcript"), MSG_FID), fs::read(&path).unwrap(), "the file as it is");
+    // The session goes on: dsh appends a frame.
+    let more =
+        lines(&[r#"{"type":"message","seq":5,"time":1795886460000,"role":"user","text":"And CI?"}"#.to_string()]);
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, &frames(&[&more])).unwrap();
+    drop(f);
+    let said = chat(&mut c, &format!("{dir}/chat"));
+    assert_eq!(said.len(), 3);
+    assert_eq!(said[2], ("00000002-user".to_string(), b"And CI?\n".to_vec()));
+}
+
+/// Codex 0.17x compresses cold rollouts to `rollout-<time>-<id>.jsonl.zst`:
+/// such a session is listed with every field, its chat and its usage, the
+/// same as its plain form's; a plain rollout beside a compressed one of
+/// the same name wins (codex reads it first); `archived_sessions/` holds
+/// sessions too.
+#[test]
+fn a_compressed_codex_rollout_is_a_session_like_its_plain_form() {
+    let s = Scratch::new();
+    let (zst_id, both_id, archived_id) = (uuid(21), uuid(22), uuid(23));
+    let body = |id: &str, text: &str| {
+        lines(&[
+            codex_meta(id, 0),
+            r#"{"timestamp":"2025-11-28T12:51:27.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5.5"}}"#.to_string(),
+            codex_message("user", text, 2),
+            codex_message("assistant", "done", 3),
+            r#"{"timestamp":"2025-11-28T12:51:30.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":900,"cached_input_tokens":800,"cache_write_input_tokens":50,"output_tokens":40,"reasoning_output_tokens":5}}}}"#.to_string(),
+        ])
+    };
+    let day = format!(".codex/sessions/{}", active_fakes::CODEX_DAY);
+    let plain = body(&zst_id, "compressed one");
+    s.home_file(
+        &format!("{day}/rollout-2025-11-28T10-00-00-{zst_id}.jsonl.zst"),
+        &zstd::bulk::compress(&plain, 3).unwrap(),
+    );
+    s.home_file(&format!("{day}/rollout-2025-11-28T10-00-01-{both_id}.jsonl"), &body(&both_id, "the plain one"));
+    s.home_file(
+        &format!("{day}/rollout-2025-11-28T10-00-01-{both_id}.jsonl.zst"),
+        &zstd::bulk::compress(&body(&both_id, "the old compressed one"), 3).unwrap(),
+    );
+    s.home_file(
+        &format!(".codex/archived_sessions/rollout-2025-11-27T09-00-00-{archived_id}.jsonl.zst"),
+        &zstd::bulk::compress(&body(&archived_id, "archived"), 3).unwrap(),
+    );
+    let d = Daemon::start_in(&s, &[]);
+    let mut c = big(&d);
+    let mut want = vec![zst_id.clone(), both_id.clone(), archived_id.clone()];
+    want.sort();
+    assert_eq!(listed(&mut c, "/sessions/codex"), want);
+    let dir = format!("/sessions/codex/{zst_id}");
+    assert_eq!(
+        listed(&mut c, &dir),
+        ["agents", "chat", "model", "resume", "session", "started", "transcript", "usage"]
+    );
+    assert_eq!(c.cat(&format!("{dir}/model"), MSG_FID), b"gpt-5.5\n");
+    assert_eq!(c.cat(&format!("{dir}/resume"), MSG_FID), format!("codex resume {zst_id}\n").as_bytes());
+    let said = chat(&mut c, &format!("{dir}/chat"));
+    assert_eq!(said[0], ("00000000-user".to_string(), b"compressed one\n".to_vec()));
+    let mut ix = nineagents::chat::Index::new(nineagents::chat::Format::Codex, 1 << 20);
+    ix.feed(0, &plain);
+    assert_eq!(c.cat(&format!("{dir}/usage"), MSG_FID), ix.usage().render(), "the plain form's usage");
+    assert!(ix.usage().render().starts_with(b"input 900\noutput 40\ncache_read 800\ncache_write 50\n"));
+    assert_eq!(chat(&mut c, &format!("/sessions/codex/{both_id}/chat"))[0].1, b"the plain one\n");
+    assert_eq!(chat(&mut c, &format!("/sessions/codex/{archived_id}/chat"))[0].1, b"archived\n");
+}
+
+/// The decoded copies of compressed transcripts are capped, all together
+/// (`--max-inflated`): past it a chat is an error, never a shorter chat.
+#[test]
+fn past_the_cap_on_decoded_copies_a_compressed_chat_is_file_too_large() {
+    let s = Scratch::new();
+    let id = uuid(31);
+    let long: Vec<String> =
+        (0..200).map(|i| codex_message("user", &format!("message {i} {}", "x".repeat(40)), i)).collect();
+    let body = lines(&[vec![codex_meta(&id, 0)], long].concat());
+    let rel = format!(".codex/sessions/{}/rollout-2025-11-28T10-00-00-{id}.jsonl.zst", active_fakes::CODEX_DAY);
+    s.home_file(&rel, &zstd::bulk::compress(&body, 3).unwrap());
+    let d = Daemon::start_in(&s, &["--max-inflated", "4096"]);
+    let mut c = big(&d);
+    let err = c.try_list(&format!("/sessions/codex/{id}/chat"), LIST_FID, c.msize - IOHDRSZ).unwrap_err();
+    assert!(err.contains("File too large"), "{err}");
+}
+
 #[test]
 fn every_real_claude_sessions_usage_is_its_transcripts_count() {
     let Some(files) = files("claude") else { return eprintln!("sessions: skipped: no claude transcripts") };

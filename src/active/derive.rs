@@ -403,8 +403,10 @@ pub(crate) fn fields(
     out.insert(Field::Via, line(session.map_or("none", |s| s.via).as_bytes()));
     let reg =
         claude::parse_registry(registry).ok().filter(|r| claude::check_registry(r, agent.pid, agent.starttime).is_ok());
-    // Only a file longer than its head has a tail the head did not read.
-    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize).then_some(tail_bytes);
+    // Only a file longer than its head has a tail the head did not read
+    // (a compressed one's head may decode to less than its file holds).
+    let compressed = transcript.is_some_and(crate::zst::is_compressed);
+    let tail = (head_bytes.len() == HEAD_BYTES_MAX as usize || compressed).then_some(tail_bytes);
     let hd = head::read_head(h, head_bytes, tail).unwrap_or_default();
     let name = reg.as_ref().and_then(|r| r.name.clone()).or(hd.name);
     if let Some(n) = name {

@@ -25,7 +25,8 @@
 //! | cwd | last `relocated`.relocatedCwd (the session moved: 2.1.33x), else first top-level `cwd` of a main-chain record | first `session_meta`.payload.cwd | the `session` header's cwd |
 //! | name | last `agent-name`.agentName (the registry's `name` comes first) | — | — |
 //!
-//! dsh's transcript is zstd and hermes has none, so neither has a head.
+//! dsh's transcript is zstd: its head and tail are read decoded
+//! (`server::jobs::gather`), and its header gives the cwd. hermes has none.
 
 use crate::json;
 
@@ -60,7 +61,7 @@ pub fn records(window: &[u8], at_file_start: bool) -> impl Iterator<Item = &[u8]
 }
 
 /// Read a transcript's head (its first bytes) and, when the file is longer
-/// than the head, its tail (its last bytes). `None` for dsh and hermes.
+/// than the head, its tail (its last bytes). `None` for hermes.
 pub fn read_head(harness: Harness, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
     read_head_of(harness, false, head, tail)
 }
@@ -72,7 +73,8 @@ pub fn read_head_of(harness: Harness, subagent: bool, head: &[u8], tail: Option<
         Harness::Claude => Box::new(ClaudeReader { subagent, ..ClaudeReader::default() }),
         Harness::Codex => Box::<CodexReader>::default(),
         Harness::Omp | Harness::Pi => Box::<OmpReader>::default(),
-        Harness::Dsh | Harness::Hermes => return None,
+        Harness::Dsh => Box::<DshReader>::default(),
+        Harness::Hermes => return None,
     };
     for (i, record) in records(head, true).enumerate() {
         reader.feed(record, i == 0);
@@ -215,6 +217,27 @@ impl Reader for OmpReader {
     fn finish(self: Box<Self>) -> Head {
         let title = self.slot.or(self.changed).or(self.header);
         Head { title, ..self.head }
+    }
+}
+
+/// dsh (read decoded: its transcript is zstd): its `session` header's
+/// cwd; no record of the one specimen known (chat/dsh.rs) names a title or
+/// a model.
+#[derive(Default)]
+struct DshReader {
+    head: Head,
+}
+
+impl Reader for DshReader {
+    fn feed(&mut self, rec: &[u8], _first: bool) {
+        let Some(kind) = json::field(rec, b"type") else { return };
+        if json::str_eq(kind, b"session") && self.head.cwd.is_none() {
+            self.head.cwd = cwd_of(rec, &[b"cwd"]);
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Head {
+        self.head
     }
 }
 

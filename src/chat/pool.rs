@@ -48,9 +48,28 @@ pub(crate) struct Entry {
     /// A record longer than the daemon reads in one window stopped the
     /// index: the listing answers an error rather than stop short.
     pub stuck: bool,
+    /// A compressed transcript's decoded copy, which `fd` is then the
+    /// file of (`server::jobs::inflate`).
+    pub inflated: Option<Inflated>,
     /// Watches that pin it (`Pool::pin`).
     pins: u32,
     used: u64,
+}
+
+/// What a compressed transcript's decoded copy holds of it.
+pub(crate) struct Inflated {
+    /// The compressed file as it was when last decoded: its size and its
+    /// mtime (ns): a change other than growth decodes it again whole.
+    pub source: (u64, i128),
+    /// Where its last whole frame ended, in the compressed file and in the
+    /// copy: a file that grew is decoded on from there.
+    pub frame_end: (u64, u64),
+    /// Bytes of the copy: what was decoded, a frame still being written
+    /// included.
+    pub len: u64,
+    /// The copy, mapped for reading (its head and tail are what the
+    /// derivations of its session's fields read).
+    pub map: Option<memmap2::Mmap>,
 }
 
 pub(crate) struct Pool {
@@ -103,6 +122,7 @@ impl Pool {
             gen: self.next_gen,
             refresher: None,
             stuck: false,
+            inflated: None,
             pins: 0,
             used: self.tick,
         };
@@ -167,6 +187,20 @@ impl Pool {
 
     pub(crate) fn get_mut(&mut self, r: ChatRef) -> Option<&mut Entry> {
         self.entries.get_mut(r.i).filter(|e| e.gen == r.gen)
+    }
+
+    /// Bytes of decoded copies held, all entries together
+    /// (`--max-inflated`).
+    pub(crate) fn inflated_bytes(&self) -> u64 {
+        self.entries.iter().filter_map(|e| e.inflated.as_ref()).map(|c| c.len).sum()
+    }
+
+    /// The decoded copy of the compressed transcript at (`dev`, `ino`,
+    /// `btime`) as it is now (`size` and `mtime` unchanged since it was
+    /// decoded), if an entry holds one.
+    pub(crate) fn inflated(&self, dev: u64, ino: u64, btime: i64, size: u64, mtime: i128) -> Option<&Inflated> {
+        let e = self.entries.iter().find(|e| e.dev == dev && e.ino == ino && e.btime == btime)?;
+        e.inflated.as_ref().filter(|c| c.source == (size, mtime))
     }
 
     /// The entry at `i`, whatever its generation.

@@ -54,4 +54,7 @@ pub struct Config {
     /// `--max-chats` and `--max-chat-messages`.
     pub max_chats: usize,
     pub max_chat_messages: usize,
+    /// Bytes of decoded copies of compressed transcripts held at once
+    /// (`--max-inflated`).
+    pub max_inflated: u64,
 }

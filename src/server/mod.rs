@@ -34,6 +34,7 @@ mod world;
 
 pub use config::Config;
 pub use conn::LISTING_REUSE_FOR_MS;
+pub use jobs::inflate::MAX_INFLATED_DEFAULT;
 pub use world::LISTED_ENTRIES_MAX;
 
 use std::io;

@@ -136,8 +136,13 @@ fn omp_model_is_the_latest_default_model_as_a_bare_id() {
 }
 
 #[test]
-fn dsh_and_hermes_have_no_head() {
-    assert_eq!(read_head(Harness::Dsh, b"\x28\xb5\x2f\xfd", None), None);
+fn a_dsh_head_read_decoded_says_its_cwd_and_hermes_has_none() {
+    let t = lines(&[
+        r#"{"type":"session","version":0,"id":"d","createdAt":1795886444051,"cwd":"/home/demo/src/webshop"}"#,
+        r#"{"type":"message","seq":2,"time":1795886444952,"role":"user","text":"hi"}"#,
+    ]);
+    let h = read_head(Harness::Dsh, &t, None).unwrap();
+    assert_eq!((h.cwd.as_deref(), h.title, h.model), (Some(&b"/home/demo/src/webshop"[..]), None, None));
     assert_eq!(read_head(Harness::Hermes, b"", None), None);
 }
 

@@ -189,7 +189,9 @@ impl Derive {
                 // Its session's `agents/`: claude's subagents, codex's
                 // threads, omp's and pi's files.
                 let loc = Loc::Session { key: Rc::new(key), part: crate::tree::SPart::Agents };
-                entries.push(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents));
+                if !matches!(cx.tree.presence(&loc, cx.agents), crate::tree::Presence::Absent) {
+                    entries.push(cx.tree.entry(&loc, &Attr::Skeleton, cx.agents));
+                }
             }
         }
         entries

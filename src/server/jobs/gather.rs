@@ -11,6 +11,13 @@
 //! When the batch is back its answers join the facts and the derivation
 //! runs again.
 //!
+//! A compressed transcript (`zst::is_compressed`) is read as what it
+//! decodes to: its head (`Want::Bytes`) decoded from its first compressed
+//! bytes, inline and bounded by the want's size; its tail (`Want::Tail`)
+//! from the decoded copy its chat index holds (`pool::Inflated`), which a
+//! refresh of its chat makes when there is none as the file is now — the
+//! job waits for that refresh (`Step::WaitChat`) and derives again.
+//!
 //! Every wanted path is composed by the derivation from fixed parts and
 //! names it checked; the executor checks once more that no component of a
 //! path under a harness is empty, `.`, `..` or excluded, and answers such a
@@ -21,10 +28,13 @@ use std::ffi::CString;
 use crate::errors::Error;
 use crate::exclude;
 use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX};
+use crate::sessions::SessionKey;
 use crate::tree::{Backing, Tree};
+use crate::zst;
 
 use super::super::probe::{Batch, Kind, Probe, Target};
-use super::cx::{drive, Cx, Event, Step};
+use super::cx::{drive, ChatOf, Cx, Event, Need, Step};
+use super::inflate::mtime_ns;
 
 /// Rounds of gathering one derivation may take. Each round is one batch of
 /// reads that the previous answers made necessary; the deepest ladder (a
@@ -54,6 +64,11 @@ pub(crate) struct Gather {
     /// A read that failed for want of fds or memory: the facts cannot be
     /// trusted to say what is absent, so the derivation answers this.
     starved: Option<Error>,
+    /// A compressed transcript's tail wanted, whose decoded copy is not
+    /// there (or not as the file is now): the next fetch waits for the
+    /// refresh of its chat, which makes it (`waiting` while it runs).
+    to_inflate: Option<Want>,
+    waiting: Option<Want>,
 }
 
 /// What the job does after asking for what its derivation needs.
@@ -71,6 +86,15 @@ impl Gather {
     /// run again (the batch is in, or none was out), else the step to
     /// return meanwhile.
     pub(crate) fn on_event(&mut self, cx: &mut Cx, ev: Event) -> Result<(), Step> {
+        if let (Some(want), Event::Refreshed(r)) = (&self.waiting, &ev) {
+            // A failed decoding (past --max-inflated, not zstd) is the
+            // tail's answer: an error, not another wait.
+            if let Err(e) = r {
+                self.facts.insert(want.clone(), Err(e.entry().1 as i32));
+            }
+            self.waiting = None;
+            return Ok(());
+        }
         if !self.fetching {
             return Ok(());
         }
@@ -87,6 +111,13 @@ impl Gather {
         if self.rounds > GATHER_ROUNDS_MAX {
             log::warn!("a derivation wanted more than {GATHER_ROUNDS_MAX} rounds of reads; giving up");
             return Fetch::OutOfRounds;
+        }
+        if let Some(want) = self.to_inflate.take() {
+            let Want::Tail { root: Root::Harness(h), rel, .. } = &want else { unreachable!("only a tail") };
+            let key =
+                SessionKey { harness: *h, id: Box::default(), transcript: rel.clone().into(), sub: None, agent: None };
+            self.waiting = Some(want);
+            return Fetch::Wait(Step::WaitChat { of: ChatOf::Session(std::rc::Rc::new(key)), need: Need::Now });
         }
         let (mut probes, mut links, mut more) = (Vec::new(), 0, false);
         let mut seen = std::collections::HashSet::with_capacity(needs.len());
@@ -114,6 +145,12 @@ impl Gather {
                 continue;
             };
             let kind = match want {
+                // What its copy holds is known only once it is looked at.
+                Want::Tail { root: Root::Harness(_), ref rel, .. } if zst::is_compressed(rel) => Kind::Look,
+                // Its first compressed bytes, as many as a slurp reads.
+                Want::Bytes { root: Root::Harness(_), ref rel, .. } if zst::is_compressed(rel) => {
+                    Kind::Slurp(SLURP_BYTES_MAX)
+                }
                 Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
                 Want::Tail { max, .. } => Kind::SlurpTail(max.min(SLURP_BYTES_MAX)),
                 Want::Meta { .. } => Kind::Look,
@@ -151,6 +188,26 @@ impl Gather {
                     Err(e)
                 }
                 (_, Err(e)) => Err(e),
+                (Want::Bytes { rel, max, .. }, Ok(_)) if zst::is_compressed(rel) => {
+                    zst::head(&p.data, (*max).min(SLURP_BYTES_MAX) as usize).map(Fact::Bytes).map_err(|e| {
+                        log::debug!("a compressed transcript's head does not decode: {e}");
+                        libc::EIO
+                    })
+                }
+                (Want::Tail { rel, max, .. }, Ok(m)) if zst::is_compressed(rel) => {
+                    match cx.chats.inflated(m.dev, m.ino, m.btime, m.size, mtime_ns(&m)) {
+                        Some(copy) => {
+                            let all = copy.map.as_deref().unwrap_or_default();
+                            let from = all.len().saturating_sub((*max).min(SLURP_BYTES_MAX) as usize);
+                            Ok(Fact::Bytes(all[from..].to_vec()))
+                        }
+                        None => {
+                            self.to_inflate.get_or_insert_with(|| want.clone());
+                            p.release(&mut cx.ops);
+                            continue;
+                        }
+                    }
+                }
                 (Want::Bytes { .. } | Want::Tail { .. }, Ok(_)) => {
                     // The read buffer was sized for the most; keep what came.
                     let mut data = std::mem::take(&mut p.data);

@@ -36,6 +36,7 @@ pub(crate) mod chat_read;
 pub(crate) mod cx;
 pub(crate) mod derive;
 pub(crate) mod gather;
+pub(crate) mod inflate;
 pub(crate) mod listing;
 pub(crate) mod moves;
 pub(crate) mod observe;

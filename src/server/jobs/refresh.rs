@@ -29,6 +29,10 @@
 //! `CHAT_LINE_BYTES_MAX`, past which the index stops there and its listing
 //! answers an error. A file cut short while a window is read (the mapping's
 //! guard reports it torn) is indexed again from the start.
+//!
+//! A compressed transcript (`zst::is_compressed`) is first decoded into a
+//! copy in memory, a slice a turn (`inflate`), and the copy is the file
+//! its index reads: its entry's fd is the copy's.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
@@ -45,6 +49,7 @@ use crate::tree::{Backing, Loc, Part};
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::super::world::{release_file, World};
 use super::cx::{drive, ChatOf, Cx, Event, Step, Wake};
+use super::inflate::{mtime_ns, Inflate, Progress};
 
 /// Bytes of transcript one turn of the loop feeds the index: the longest
 /// another client's request waits behind indexing (about 0.1 ms at the
@@ -78,6 +83,8 @@ pub(crate) const CHAT_FRESH_FOR: std::time::Duration = std::time::Duration::from
 const OP_HEAD: u32 = 1;
 const OP_TAIL: u32 = 2;
 const OP_WINDOW: u32 = 3;
+/// A read of a compressed transcript being decoded.
+const OP_INFLATE: u32 = u32::MAX;
 
 /// Windows mapped at once: the one being fed and the one after it.
 const WINDOWS_IN_FLIGHT: usize = 2;
@@ -115,10 +122,13 @@ pub(crate) struct Refresh {
     /// Joined, after the file was sized, by a request that needs it as it
     /// is now: once done, look at the file again (`again`).
     again: bool,
+    /// Its name says it is compressed: it is read through a decoded copy.
+    compressed: bool,
 }
 
 enum Stage {
     Open(Batch),
+    Inflate(Box<Inflate>),
     Verify,
     Index,
 }
@@ -142,6 +152,7 @@ impl Refresh {
                 (format, (k.harness, k.own_rel().to_vec()), backing)
             }
         };
+        let compressed = crate::zst::is_compressed(&key.1);
         Some(Refresh {
             key,
             backing,
@@ -158,6 +169,7 @@ impl Refresh {
             marked: None,
             watched,
             again: false,
+            compressed,
         })
     }
 
@@ -191,6 +203,11 @@ impl Refresh {
                 Err(step) => step,
                 Ok(()) => self.opened(cx),
             },
+            (Stage::Inflate(inf), Event::Done(OP_INFLATE, c)) => match inf.landed(c.fd, c.result, c.buf) {
+                Ok(()) => Step::Yield,
+                Err(e) => self.inflate_failed(cx, e),
+            },
+            (Stage::Inflate(_), Event::Resume) => self.inflate_step(cx),
             (Stage::Verify, Event::Done(op, c)) if op == OP_HEAD || op == OP_TAIL => {
                 let bytes = if c.result < 0 { Vec::new() } else { c.buf };
                 if op == OP_HEAD {
@@ -238,21 +255,34 @@ impl Refresh {
         }
         cx.chats.at(r.i).refresher = Some(me);
         self.marked = Some(r.i);
-        self.adopt(cx, r, fd, meta)
+        if self.compressed {
+            return self.inflate(cx, r, fd, meta);
+        }
+        self.hold(cx, r, Rc::new(fd));
+        self.adopt(cx, r, meta.size)
     }
 
-    /// The entry is the transcript's: hold its fd, and start over if it
-    /// shrank; then check its ends, or index on.
-    fn adopt(&mut self, cx: &mut Cx, mut r: ChatRef, fd: OwnedFd, meta: Meta) -> Step {
-        if meta.size < cx.chats.at(r.i).index.covered() {
-            r = cx.chats.restart(r.i);
+    /// The entry holds `fd`, the file its index reads, and lets go of the
+    /// one it held before.
+    fn hold(&mut self, cx: &mut Cx, r: ChatRef, fd: Rc<OwnedFd>) {
+        let e = cx.chats.at(r.i);
+        if e.fd.as_ref().is_some_and(|held| Rc::ptr_eq(held, &fd)) {
+            return;
         }
         cx.held.files += 1;
-        if let Some(old) = cx.chats.at(r.i).fd.replace(Rc::new(fd)) {
+        if let Some(old) = e.fd.replace(fd) {
             release_file(cx.ops.ring, cx.held, old);
         }
+    }
+
+    /// The entry's file is `size` bytes: start over if it shrank; then
+    /// check its ends, or index on.
+    fn adopt(&mut self, cx: &mut Cx, mut r: ChatRef, size: u64) -> Step {
+        if size < cx.chats.at(r.i).index.covered() {
+            r = cx.chats.restart(r.i);
+        }
         self.entry = Some(r);
-        self.size = meta.size;
+        self.size = size;
         let e = cx.chats.at(r.i);
         if e.index.covered() == 0 {
             self.stage = Stage::Index;
@@ -263,6 +293,87 @@ impl Refresh {
         self.read_at(cx, OP_HEAD, probe.head.0, probe.head.1);
         self.read_at(cx, OP_TAIL, probe.tail.0, probe.tail.1);
         Step::Wait
+    }
+
+    /// A compressed transcript, as `meta` says it is now: its copy is as
+    /// it was decoded (index it), or it grew (decode on from its last whole
+    /// frame), or it is another file (decode it whole, the index anew).
+    fn inflate(&mut self, cx: &mut Cx, mut r: ChatRef, fd: OwnedFd, meta: Meta) -> Step {
+        let e = cx.chats.at(r.i);
+        let held = e.fd.clone().filter(|_| e.inflated.is_some());
+        let (from, copy, mine) = match (&e.inflated, held) {
+            (Some(c), Some(_)) if c.source == (meta.size, mtime_ns(&meta)) => {
+                let len = c.len;
+                cx.ops.close(fd);
+                return self.adopt(cx, r, len);
+            }
+            (Some(c), Some(copy)) if meta.size > c.source.0 => (c.frame_end, Some(copy), c.len),
+            _ => {
+                r = cx.chats.restart(r.i);
+                cx.chats.at(r.i).inflated = None;
+                ((0, 0), None, 0)
+            }
+        };
+        self.entry = Some(r);
+        let room = cx.cfg.max_inflated.saturating_sub(cx.chats.inflated_bytes() - mine);
+        match Inflate::new(&meta, copy, from, room) {
+            Ok(mut inf) => {
+                inf.src = Some(fd);
+                self.stage = Stage::Inflate(Box::new(inf));
+                self.inflate_step(cx)
+            }
+            Err(e) => {
+                cx.ops.close(fd);
+                self.done(cx, Err(e))
+            }
+        }
+    }
+
+    /// A turn of the decoding: a slice, or a read of what comes next.
+    fn inflate_step(&mut self, cx: &mut Cx) -> Step {
+        let Stage::Inflate(inf) = &mut self.stage else { return Step::Wait };
+        match inf.step() {
+            Ok(Progress::Yield) => Step::Yield,
+            Ok(Progress::Read { offset, len }) => {
+                if !cx.admit_read(len) {
+                    return Step::Yield;
+                }
+                let Some(fd) = inf.src.take() else { return self.inflate_failed(cx, Error::Io) };
+                let raw = fd.as_raw_fd();
+                let buf = Vec::with_capacity(len);
+                let (len, expect) = (len as u32, len as u32);
+                cx.ops.submit(OP_INFLATE, Sub::Read { fd: raw, owned: Some(fd), buf, len, offset, expect });
+                Step::Wait
+            }
+            Ok(Progress::Done) => self.inflated(cx),
+            Err(e) => self.inflate_failed(cx, e),
+        }
+    }
+
+    /// The copy is whole: the entry holds it, and its index reads it.
+    fn inflated(&mut self, cx: &mut Cx) -> Step {
+        let Stage::Inflate(mut inf) = std::mem::replace(&mut self.stage, Stage::Verify) else { return Step::Wait };
+        if let Some(fd) = inf.src.take() {
+            cx.ops.close(fd);
+        }
+        let Some(r) = self.entry else { return self.done(cx, Err(Error::NotFound)) };
+        let (copy, inflated) = match inf.finish() {
+            Ok(got) => got,
+            Err(e) => return self.done(cx, Err(e)),
+        };
+        let len = inflated.len;
+        cx.chats.at(r.i).inflated = Some(inflated);
+        self.hold(cx, r, copy);
+        self.adopt(cx, r, len)
+    }
+
+    /// The decoding failed: the compressed file is let go, and so is a
+    /// copy no entry holds.
+    fn inflate_failed(&mut self, cx: &mut Cx, e: Error) -> Step {
+        if let Stage::Inflate(inf) = std::mem::replace(&mut self.stage, Stage::Verify) {
+            release_inflate(cx, *inf);
+        }
+        self.done(cx, Err(e))
     }
 
     /// Start a read of `len` bytes at `offset` as op `op` (a check of the
@@ -471,8 +582,23 @@ impl Refresh {
 
     pub(crate) fn release(mut self, cx: &mut Cx) {
         self.unmark(cx);
-        if let Stage::Open(batch) = self.stage {
-            batch.release(&mut cx.ops);
+        match self.stage {
+            Stage::Open(batch) => batch.release(&mut cx.ops),
+            Stage::Inflate(inf) => release_inflate(cx, *inf),
+            _ => {}
         }
+    }
+}
+
+/// A decoding given up: its compressed file closed through the ring, and
+/// its copy too unless an entry holds it.
+fn release_inflate(cx: &mut Cx, mut inf: Inflate) {
+    if let Some(fd) = inf.src.take() {
+        cx.ops.close(fd);
+    }
+    let copy = inf.copy.clone();
+    drop(inf);
+    if let Ok(fd) = Rc::try_unwrap(copy) {
+        cx.ops.close(fd);
     }
 }

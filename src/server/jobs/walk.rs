@@ -105,6 +105,14 @@ impl Walk {
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         match ev {
             Event::Scanned(r) => self.scan_error = r.err(),
+            // A derivation's compressed transcript decoded (`gather`).
+            Event::Refreshed(r) if matches!(self.stage, Stage::Derive { .. }) => {
+                let Stage::Derive { g, .. } = &mut self.stage else { unreachable!("matched") };
+                if let Err(step) = g.on_event(cx, Event::Refreshed(r)) {
+                    return step;
+                }
+                return self.derive(cx);
+            }
             Event::Refreshed(r) => self.chat = Some(r),
             ev => match &mut self.stage {
                 Stage::Look { batch, .. } => {

@@ -14,6 +14,7 @@ pub mod errors;
 pub(crate) mod exclude;
 pub(crate) mod facts;
 pub mod harness;
+pub(crate) mod health;
 pub(crate) mod json;
 pub(crate) mod mapped;
 pub(crate) mod meta;

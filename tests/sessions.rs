@@ -523,3 +523,35 @@ fn filetime_of(path: &std::path::Path, t: u64) -> u64 {
     f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(t)).unwrap();
     t
 }
+
+/// `/health` says, per harness, what was read and what no rule knows: a
+/// record type nobody has seen is counted with the first file it was met
+/// in, a version newer than the rules' is marked, and nothing else changes
+/// what the chat says.
+#[test]
+fn health_shows_every_harness_and_the_drift_met_in_what_was_read() {
+    let w = ChatWorld::new();
+    let sid = uuid(41);
+    let body = lines(&[
+        claude_user("hi", 1),
+        r#"{"type":"brand-new-record","uuid":"b1","message":{"role":"user","content":"words"},"version":"2.1.400"}"#
+            .to_string(),
+        r#"{"type":"user","uuid":"b2","version":"2.1.400","message":{"role":"user","content":"again"}}"#.to_string(),
+    ]);
+    let main = w.claude(41, &sid, &body);
+    let d = w.daemon(&[]);
+    let mut c = big(&d);
+    let before = String::from_utf8(c.cat("/health", MSG_FID)).unwrap();
+    for h in ["claude", "codex", "dsh", "hermes", "omp", "pi"] {
+        assert!(before.lines().any(|l| l.starts_with(&format!("harness {h} read 0 "))), "{h} in {before}");
+    }
+    assert_eq!(chat(&mut c, &format!("/sessions/claude/{sid}/chat")).len(), 2);
+    let after = String::from_utf8(c.cat("/health", MSG_FID)).unwrap();
+    let claude = after.lines().find(|l| l.starts_with("harness claude ")).unwrap();
+    assert_eq!(claude, "harness claude read 1 bad_lines 0 glued_lines 0 newest 2.1.400 rules 2.1.339 newer");
+    let rel = main.strip_prefix(w.scratch.home.join(".claude")).unwrap().to_string_lossy().into_owned();
+    assert!(after.contains(&format!("unknown claude brand-new-record count 1 with_text 1 first {rel}\n")), "{after}");
+    // Read again: nothing is counted twice.
+    assert_eq!(chat(&mut c, &format!("/sessions/claude/{sid}/chat")).len(), 2);
+    assert_eq!(String::from_utf8(c.cat("/health", MSG_FID)).unwrap(), after);
+}

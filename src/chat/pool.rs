@@ -51,6 +51,8 @@ pub(crate) struct Entry {
     /// A compressed transcript's decoded copy, which `fd` is then the
     /// file of (`server::jobs::inflate`).
     pub inflated: Option<Inflated>,
+    /// What of its index's drift `/health` was told of (`crate::health`).
+    pub reported: super::drift::Drift,
     /// Watches that pin it (`Pool::pin`).
     pins: u32,
     used: u64,
@@ -123,6 +125,7 @@ impl Pool {
             refresher: None,
             stuck: false,
             inflated: None,
+            reported: Default::default(),
             pins: 0,
             used: self.tick,
         };
@@ -176,6 +179,7 @@ impl Pool {
         let e = &mut self.entries[i];
         e.index.reset();
         e.stuck = false;
+        e.reported = Default::default();
         self.next_gen = self.next_gen.wrapping_add(1);
         e.gen = self.next_gen;
         ChatRef { i, gen: e.gen }

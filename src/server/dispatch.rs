@@ -292,7 +292,12 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
     let loc = loc.ok_or(Error::NotFound)?;
     Ok(Some(match loc {
         Loc::Static(i) if !w.tree.static_is_dir(i) && !w.tree.is_machine_wait(i) => {
-            let what = Opened::Fact(i);
+            // `/health` changes as chats are read: an open reads it as it
+            // was, whatever reads it takes.
+            let what = match i {
+                crate::tree::HEALTH => Opened::Text(std::rc::Rc::new(w.tree.fact_text(i).into_bytes())),
+                _ => Opened::Fact(i),
+            };
             conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
             let qid = w.tree.static_qid(i);
             conn.reply_open(tag, qid, None, w.cfg.trace);

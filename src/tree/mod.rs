@@ -191,6 +191,9 @@ enum Fact {
     Readme,
     Pid,
     Uptime,
+    /// Whether the harnesses still write what the rules read
+    /// (`crate::health`).
+    Health,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -266,7 +269,12 @@ const STATIC: &[StaticNode] = &[
     node("dsh", 29, What::Sessions(Dsh)),
     node("omp", 29, What::Sessions(Omp)),
     node("pi", 29, What::Sessions(Pi)),
+    // 35: /health
+    node("health", 0, What::Fact(Fact::Health)),
 ];
+
+/// The index of `/health`.
+pub(crate) const HEALTH: u16 = 35;
 
 const ROOT: u16 = 0;
 
@@ -296,6 +304,8 @@ pub struct Tree {
     sessions: SessionTable,
     /// `--allow-move`: `zmx` is writable.
     allow_move: bool,
+    /// What the chat indexes met that no rule knows (`/health`).
+    health: crate::health::Health,
 }
 
 impl Tree {
@@ -314,6 +324,7 @@ impl Tree {
             proc_base,
             paths: PathTable::default(),
             sessions: SessionTable::default(),
+            health: crate::health::Health::default(),
             allow_move,
         }
     }
@@ -375,6 +386,11 @@ impl Tree {
     /// The places fids hold now (`paths`).
     pub(crate) fn paths_held(&self) -> usize {
         self.paths.len() + self.sessions.len()
+    }
+
+    /// The tallies `/health` says (`crate::health`).
+    pub(crate) fn health_mut(&mut self) -> &mut crate::health::Health {
+        &mut self.health
     }
 
     /// The session table's hints (`sessions::SessionTable::hint`).
@@ -724,11 +740,20 @@ impl Tree {
         Ok(())
     }
 
+    /// The text of fact `i` as it is now.
+    pub(crate) fn fact_text(&self, i: u16) -> String {
+        match STATIC[i as usize].what {
+            What::Fact(f) => self.fact(f).into_owned(),
+            _ => String::new(),
+        }
+    }
+
     fn fact(&self, fact: Fact) -> Cow<'static, str> {
         match fact {
             Fact::Readme => README.into(),
             Fact::Pid => format!("{}\n", self.pid).into(),
             Fact::Uptime => format!("{}\n", self.started.elapsed().as_secs()).into(),
+            Fact::Health => self.health.render().into(),
         }
     }
 }

@@ -103,6 +103,9 @@ def check_dialect(sock, version, home, mounts, expected):
 
     mismatched = []
     for p, (e, data) in found.items():
+        if p == "/health":
+            # A live tally: the crawl's own reads of chats change it.
+            continue
         st = c.stat(p)[0]
         if st.qid.path != e.qid.path or st.length != e.length or st.mode != e.mode:
             mismatched.append(p)

@@ -565,9 +565,22 @@ impl Refresh {
         }
         let result = result.and_then(|()| {
             let r = self.entry.ok_or(Error::NotFound)?;
+            self.report(cx, r.i);
             Ok(ChatRef { i: r.i, gen: cx.chats.at(r.i).gen })
         });
         Step::Finished(Wake::Refreshed(result))
+    }
+
+    /// Tell `/health` what the index met since the last refresh.
+    fn report(&self, cx: &mut Cx, i: usize) {
+        let e = cx.chats.at(i);
+        let drift = e.index.drift();
+        if *drift == e.reported {
+            return;
+        }
+        let (since, id) = (drift.since(&e.reported), (e.dev, e.ino));
+        e.reported = drift.clone();
+        cx.tree.health_mut().add(self.key.0, &self.key.1, id, &since);
     }
 
     fn unmark(&mut self, cx: &mut Cx) {

@@ -282,8 +282,8 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv, subagent: bool
 fn count(rec: &Rec, root: usize, conv: &mut Conv) -> Result<(), Full> {
     let Some(m) = rec.child(root, MESSAGE).filter(|&m| rec.val(m) == Val::Obj) else { return Ok(()) };
     let Some(u) = rec.child(m, USAGE).filter(|&u| rec.val(u) == Val::Obj) else { return Ok(()) };
-    let n = |k: u8| rec.uint(u, k).unwrap_or(0);
-    let c = [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHE_READ), n(CACHE_WRITE), 0];
+    let [i, o, r, w] = rec.uints(u, [INPUT_TOKENS, OUTPUT_TOKENS, CACHE_READ, CACHE_WRITE]).map(|n| n.unwrap_or(0));
+    let c = [i, o, r, w, 0];
     let id = reply_key(rec.word(m, MESSAGE_ID), rec.word(root, REQUEST_ID));
     conv.replies.copy(&mut conv.usage, id, rec.word(m, MODEL), &c)
 }

@@ -15,7 +15,7 @@
 
 use super::conv::{self, Call, Conv, PartKeys};
 use super::store::{hash, Full, Store};
-use super::walk::{Node, Rec, Schema, Val, LEAF};
+use super::walk::{Jump, Node, Peek, Rec, Schema, Val, LEAF};
 use super::Kind;
 
 const ROOT: u8 = 1;
@@ -76,7 +76,37 @@ macro_rules! item_keys {
 }
 
 /// The schema of a codex record.
-pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, walked, nested);
+pub(crate) static SCHEMA: Schema =
+    Schema::new(&NODES, TYPE, walked, nested).enough_after(&[TOTAL], enough).peeking(peek);
+
+/// Of codex's `event_msg`s (a third of a rollout's lines) only the token
+/// counts are read, and codex writes every one the same way: its type
+/// right after the record's. So the bytes after the record's type say,
+/// without walking them, whether the rest matters, and a token count's
+/// walk starts inside its running total. Anything written otherwise is
+/// walked as any record is.
+fn peek(record: &[u8], after: &[u8]) -> Peek {
+    const EVENT: &[u8] = br#","payload":{"type":""#;
+    static TOKEN_COUNT: Jump =
+        Jump::new(br#","payload":{"type":"token_count","info":{"total_token_usage":{"#, &[PAYLOAD, INFO, TOTAL]);
+    if record != b"event_msg" {
+        return Peek::Walk;
+    }
+    if after.starts_with(TOKEN_COUNT.template()) {
+        return Peek::Jump(&TOKEN_COUNT);
+    }
+    match after.strip_prefix(EVENT) {
+        Some(ty) if !ty.starts_with(b"token_count\"") => Peek::Stop,
+        _ => Peek::Walk,
+    }
+}
+
+/// A token count needs its running total and nothing after it (its last
+/// usage, its rate limits); a response's record needs more (its ids may
+/// come after its usage), so only the event stops there.
+fn enough(record: &[u8], sid: u8) -> bool {
+    sid == TOTAL && record == b"event_msg"
+}
 
 /// The record types that can hold a message: items, wrapped or bare, a
 /// compaction's summary, and another agent's words.
@@ -211,8 +241,7 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
 /// turn's model; a `token_count`'s running total; a response's own record.
 fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) -> Result<(), Full> {
     let counts = |t: usize| {
-        let n = |k: u8| rec.uint(t, k).unwrap_or(0);
-        [n(INPUT_TOKENS), n(OUTPUT_TOKENS), n(CACHED_INPUT), n(CACHE_WRITE), n(REASONING)]
+        rec.uints(t, [INPUT_TOKENS, OUTPUT_TOKENS, CACHED_INPUT, CACHE_WRITE, REASONING]).map(|n| n.unwrap_or(0))
     };
     match ty {
         b"session_meta" => {
@@ -221,12 +250,7 @@ fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) -> Result<(), Fu
             let time = conv.time();
             conv.running.meta(hash(rec.word(payload, ID)), forked, time);
         }
-        b"turn_context" => {
-            let model = rec.word(payload, MODEL);
-            if !model.is_empty() {
-                conv.running.model = model.to_vec();
-            }
-        }
+        b"turn_context" => conv.running.set_model(rec.word(payload, MODEL)),
         b"event_msg" => {
             let info = rec.child(payload, INFO).filter(|&i| rec.val(i) == Val::Obj);
             let Some(t) = info.and_then(|i| rec.child(i, TOTAL)).filter(|&t| rec.val(t) == Val::Obj) else {

@@ -316,9 +316,10 @@ fn block(rec: &Rec, b: usize, said: Kind, time: u32, store: &mut Store, conv: &m
 /// paid for.
 fn count(rec: &Rec, m: usize, conv: &mut Conv) {
     let Some(u) = rec.child(m, USAGE).filter(|&u| rec.val(u) == Val::Obj) else { return };
-    let n = |k: u8| rec.uint(u, k);
-    let reasoning = n(REASONING_TOKENS).or(n(REASONING)).unwrap_or(0);
-    let c = [n(INPUT), n(OUTPUT_TOKENS), n(CACHE_READ), n(CACHE_WRITE)].map(|v| v.unwrap_or(0));
+    let [i, o, r, w, rt, rs] =
+        rec.uints(u, [INPUT, OUTPUT_TOKENS, CACHE_READ, CACHE_WRITE, REASONING_TOKENS, REASONING]);
+    let reasoning = rt.or(rs).unwrap_or(0);
+    let [i, o, r, w] = [i, o, r, w].map(|v| v.unwrap_or(0));
     let slot = conv.usage.slot(rec.word(m, MODEL));
-    conv.usage.count(slot, &[c[0], c[1], c[2], c[3], reasoning]);
+    conv.usage.count(slot, &[i, o, r, w, reasoning]);
 }

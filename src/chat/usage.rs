@@ -106,15 +106,17 @@ impl Usage {
     /// `-`), cut at `MODEL_NAME_MAX`; empty is `UNKNOWN_MODEL`.
     pub(crate) fn slot(&mut self, raw: &[u8]) -> usize {
         let raw = if raw.is_empty() { UNKNOWN_MODEL.as_bytes() } else { raw };
-        let n = raw.len().min(MODEL_NAME_MAX);
-        let name: Vec<u8> = raw[..n].iter().map(|&c| if c.is_ascii_graphic() { c } else { b'-' }).collect();
-        if let Some(i) = self.models.iter().position(|(m, _)| *m == name) {
+        let raw = &raw[..raw.len().min(MODEL_NAME_MAX)];
+        let safe = |&c: &u8| if c.is_ascii_graphic() { c } else { b'-' };
+        // Compared as made safe, without making it: this runs per reply.
+        let same = |m: &[u8]| m.len() == raw.len() && m.iter().zip(raw).all(|(&a, b)| a == safe(b));
+        if let Some(i) = self.models.iter().position(|(m, _)| same(m)) {
             return i;
         }
-        if self.models.len() >= MODELS_MAX - 1 && name != OTHER_MODEL.as_bytes() {
+        if self.models.len() >= MODELS_MAX - 1 && raw != OTHER_MODEL.as_bytes() {
             return self.slot(OTHER_MODEL.as_bytes());
         }
-        self.models.push((name, [0; 5]));
+        self.models.push((raw.iter().map(safe).collect(), [0; 5]));
         self.models.len() - 1
     }
 
@@ -166,7 +168,7 @@ fn minus(a: &mut Counts, b: &Counts) {
 #[derive(Default)]
 pub(crate) struct Running {
     /// The model of the current turn, once known.
-    pub model: Vec<u8>,
+    model: Vec<u8>,
     /// The thread's own id (its first `session_meta`'s), hashed; `None`
     /// until known.
     pub own: Option<u64>,
@@ -193,6 +195,13 @@ impl Running {
         if forked {
             self.fork = Some(time);
             self.copying = true;
+        }
+    }
+
+    /// The model of the turn that begins.
+    pub fn set_model(&mut self, model: &[u8]) {
+        if !model.is_empty() && model != self.model {
+            self.model = model.to_vec();
         }
     }
 
@@ -263,9 +272,9 @@ mod tests {
     #[test]
     fn a_running_total_is_counted_by_its_growth_for_the_model_in_use() {
         let (mut u, mut r) = (Usage::new(), Running::default());
-        r.model = b"a".to_vec();
+        r.set_model(b"a");
         r.total(&mut u, &[10, 1, 0, 0, 0], 0);
-        r.model = b"b".to_vec();
+        r.set_model(b"b");
         r.total(&mut u, &[15, 3, 0, 0, 0], 0);
         assert_eq!(u.total(), [15, 3, 0, 0, 0]);
         assert_eq!((u.model(b"a"), u.model(b"b")), (Some([10, 1, 0, 0, 0]), Some([5, 2, 0, 0, 0])));
@@ -274,7 +283,7 @@ mod tests {
     #[test]
     fn a_reset_is_a_new_series_and_erases_nothing() {
         let (mut u, mut r) = (Usage::new(), Running::default());
-        r.model = b"m".to_vec();
+        r.set_model(b"m");
         r.total(&mut u, &[16_341, 200, 9_000, 0, 50], 0);
         r.total(&mut u, &[0, 0, 0, 0, 0], 0);
         r.total(&mut u, &[100, 10, 0, 0, 0], 0);

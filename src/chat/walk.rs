@@ -57,6 +57,28 @@ const fn key_slot(key: &[u8]) -> usize {
     }
 }
 
+/// Whether two keys are the same. Keys are short, and a call to memcmp
+/// costs more than comparing them in a few overlapping words; a byte loop
+/// costs more than that for the long ones (`reasoning_output_tokens`).
+#[inline(always)]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    // The first and last `N` bytes of each, as words (they overlap when
+    // the keys are shorter than 2N).
+    fn ends<const N: usize>(a: &[u8], b: &[u8]) -> bool {
+        a.first_chunk::<N>() == b.first_chunk::<N>() && a.last_chunk::<N>() == b.last_chunk::<N>()
+    }
+    match a.len() {
+        0..4 => a == b,
+        4..8 => ends::<4>(a, b),
+        8..=16 => ends::<8>(a, b),
+        17..=32 => ends::<16>(a, b),
+        _ => a == b,
+    }
+}
+
 /// Nodes a schema may have: node ids are bytes, and today's largest
 /// schema (claude's) has 41.
 const MAX_NODES: usize = 64;
@@ -96,6 +118,72 @@ pub(crate) struct Schema {
     /// the line is worth walking. Of codex's `event_msg`s only the token
     /// counts are.
     nested: fn(&[u8], &[u8]) -> bool,
+    /// The nodes (a bit each) whose container, once closed, may be all of
+    /// its record that matters; `enough` says, given the record's type.
+    /// Codex's token count needs its running total and nothing after it:
+    /// the rest of each of its 13,000 lines in the bench rollout (the last
+    /// usage, the rate limits) was a third more events to walk.
+    stops: u64,
+    enough: fn(&[u8], u8) -> bool,
+    /// What the bytes right after the record's type say, given the type:
+    /// walk on, stop, or jump (`Peek`).
+    peek: fn(&[u8], &[u8]) -> Peek,
+}
+
+/// What a look at the bytes after a record's type decides.
+pub(crate) enum Peek {
+    /// Walk on.
+    Walk,
+    /// The rest of the line does not matter.
+    Stop,
+    /// The line goes on exactly as a template the format knows (`Jump`):
+    /// its containers are taken as opened, and the walk goes on past it.
+    Jump(&'static Jump),
+}
+
+/// Bytes a record of one type is written with after its type, byte for
+/// byte, and the containers they open: the node of each `{`, outermost
+/// first. Of the objects it opens, only the innermost is read past the
+/// template (keys after it in the outer ones are not). Codex writes its
+/// token counts so, 13,000 of them in the bench rollout, and each is a
+/// dozen events fewer to walk.
+pub(crate) struct Jump {
+    template: &'static [u8],
+    /// Each opened object: its node, and where its `{` stands in the
+    /// template.
+    opens: [(u8, u16); JUMP_OPENS_MAX],
+    n: usize,
+}
+
+/// Objects a `Jump` may open.
+const JUMP_OPENS_MAX: usize = 4;
+
+/// Members of an object a jump lands in that are read at once; past this
+/// it is walked.
+const FLAT_MAX: usize = 16;
+
+impl Jump {
+    /// A jump over `template`, whose every `{` opens an object, of the
+    /// nodes `opens`, outermost first (checked at compile time).
+    pub const fn new(template: &'static [u8], opens: &[u8]) -> Jump {
+        assert!(opens.len() <= JUMP_OPENS_MAX, "a jump opening more objects than JUMP_OPENS_MAX");
+        let mut j = Jump { template, opens: [(0, 0); JUMP_OPENS_MAX], n: 0 };
+        let mut i = 0;
+        while i < template.len() {
+            if template[i] == b'{' {
+                assert!(j.n < opens.len(), "a jump's template opens more objects than it names");
+                j.opens[j.n] = (opens[j.n], i as u16);
+                j.n += 1;
+            }
+            i += 1;
+        }
+        assert!(j.n == opens.len(), "a jump names more objects than its template opens");
+        j
+    }
+
+    pub fn template(&self) -> &'static [u8] {
+        self.template
+    }
 }
 
 impl Schema {
@@ -106,7 +194,36 @@ impl Schema {
         wanted: fn(&[u8]) -> bool,
         nested: fn(&[u8], &[u8]) -> bool,
     ) -> Schema {
-        Schema { nodes, tables: key_tables(nodes), kind, wanted, nested }
+        Schema {
+            nodes,
+            tables: key_tables(nodes),
+            kind,
+            wanted,
+            nested,
+            stops: 0,
+            enough: |_, _| false,
+            peek: |_, _| Peek::Walk,
+        }
+    }
+
+    /// This schema, which looks at the bytes after a record's type with
+    /// `peek`.
+    pub const fn peeking(mut self, peek: fn(&[u8], &[u8]) -> Peek) -> Schema {
+        self.peek = peek;
+        self
+    }
+
+    /// This schema, whose records need nothing after a container of the
+    /// nodes `sids` closes when `enough` says so of the record's type.
+    pub const fn enough_after(mut self, sids: &[u8], enough: fn(&[u8], u8) -> bool) -> Schema {
+        let mut i = 0;
+        while i < sids.len() {
+            assert!((sids[i] as usize) < 64, "a stopping node past the mask");
+            self.stops |= 1 << sids[i];
+            i += 1;
+        }
+        self.enough = enough;
+        self
     }
 }
 
@@ -210,6 +327,8 @@ pub(crate) struct Walker {
     /// The record's type, once read: its body's range in the line's bytes.
     root_ty: (usize, usize),
     line: usize,
+    /// Events before this are inside a template taken whole (`Jump`).
+    resume_at: usize,
 }
 
 impl Walker {
@@ -227,6 +346,7 @@ impl Walker {
             str_sid: 0,
             root_ty: (0, 0),
             line: 0,
+            resume_at: 0,
         }
     }
 
@@ -239,6 +359,7 @@ impl Walker {
         self.skip_entry = NONE;
         self.root_ty = (0, 0);
         self.line = pos;
+        self.resume_at = 0;
     }
 
     /// The line ends: containers still open end with it, unclosed.
@@ -317,7 +438,7 @@ impl Walker {
 
     #[inline(always)]
     fn quote_event(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) {
-        if self.phase != Phase::Open || self.skip > 0 {
+        if self.phase != Phase::Open || self.skip > 0 || pos < self.resume_at {
             if self.phase == Phase::Start {
                 self.die();
             }
@@ -332,10 +453,11 @@ impl Walker {
             }
             (false, State::InKey) => self.key(bytes, pos),
             (false, State::InString) => {
+                // Before the string: a jump it takes pushes frames of its own.
+                self.set_state(State::Next);
                 if self.str_sid != 0 {
                     self.string(bytes, pos, saved);
                 }
-                self.set_state(State::Next);
             }
             _ => return self.die(),
         }
@@ -354,26 +476,34 @@ impl Walker {
     /// A key ends at `pos`: which value comes next.
     fn key(&mut self, bytes: &[u8], pos: usize) {
         let key = bytes.get(self.str_at + 1..pos).unwrap_or(&[]);
+        let sid = self.key_sid(key);
+        if let Some(f) = self.frames.last_mut() {
+            f.key_sid = sid;
+            f.state = State::Colon;
+        }
+    }
+
+    /// The node of the innermost object's member `key`: 0 when the schema
+    /// does not record it, or when the object already had it (the walk
+    /// records a repeated key's first value).
+    fn key_sid(&mut self, key: &[u8]) -> u8 {
         let schema = self.schema;
-        let Some(f) = self.frames.last_mut() else { return };
+        let Some(f) = self.frames.last_mut() else { return 0 };
         let node = schema.nodes.get(usize::from(f.sid)).unwrap_or(&LEAF);
-        f.key_sid = 0;
-        // Keys are short enough that a byte loop beats a call to memcmp.
-        let same = |k: &[u8]| k.len() == key.len() && k.iter().zip(key).all(|(a, b)| a == b);
+        let same = |k: &[u8]| same_key(k, key);
         let slot = schema.tables.get(usize::from(f.sid)).map_or(0, |t| t[key_slot(key)]);
         let found = match slot {
             0 => None,
             KEY_SHARED => node.keys.iter().position(|(k, _)| same(k)),
             i => Some(usize::from(i - 1)).filter(|&i| node.keys.get(i).is_some_and(|(k, _)| same(k))),
         };
-        if let Some(i) = found {
-            let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
-            if f.seen & bit == 0 {
-                f.seen |= bit;
-                f.key_sid = node.keys[i].1;
-            }
+        let Some(i) = found else { return 0 };
+        let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
+        if f.seen & bit != 0 {
+            return 0;
         }
-        f.state = State::Colon;
+        f.seen |= bit;
+        node.keys[i].1
     }
 
     /// A recorded string ends at `pos`.
@@ -392,7 +522,18 @@ impl Walker {
         let stop = match self.frames.len() {
             1 => {
                 self.root_ty = (self.str_at + 1, pos);
-                !(self.schema.wanted)(body)
+                if !(self.schema.wanted)(body) {
+                    true
+                } else {
+                    match (self.schema.peek)(body, bytes.get(pos + 1..).unwrap_or(&[])) {
+                        Peek::Walk => false,
+                        Peek::Stop => true,
+                        Peek::Jump(j) => {
+                            self.jump(j, pos + 1, bytes);
+                            false
+                        }
+                    }
+                }
             }
             2 => !(self.schema.nested)(bytes.get(self.root_ty.0..self.root_ty.1).unwrap_or(&[]), body),
             _ => false,
@@ -400,6 +541,75 @@ impl Walker {
         if stop {
             self.phase = Phase::Done;
         }
+    }
+
+    /// The bytes at `at` are `j`'s template: its objects taken as opened,
+    /// each recorded at its `{`, and events before its end passed over.
+    #[cold]
+    fn jump(&mut self, j: &Jump, at: usize, bytes: &[u8]) {
+        for (n, &(sid, i)) in j.opens[..j.n].iter().enumerate() {
+            let entry = self.push(sid, Val::Obj, at + usize::from(i));
+            let last = n + 1 == j.n;
+            // The outer objects read nothing past the template.
+            let (state, seen) = if last { (State::KeyOrEnd, 0) } else { (State::Next, u32::MAX) };
+            self.frames.push(Frame { sid, obj: true, entry, state, key_sid: 0, seen });
+        }
+        self.resume_at = at + j.template.len();
+        self.read_flat(bytes);
+    }
+
+    /// The object a jump landed in, read at once if it is flat as codex
+    /// writes its counts — `"key":digits` members, no space, no escape —
+    /// and recorded as walking it would record it (its keys looked up the
+    /// same way, its end the same). Anything else is left to the walk, as
+    /// if this had not looked: most of a jumped line's cost was the dozens
+    /// of events of a few numbers.
+    fn read_flat(&mut self, bytes: &[u8]) {
+        // Recorded as read, and taken back if the object is not flat.
+        let (len, seen) = (self.entries.len(), self.frames.last().map_or(0, |f| f.seen));
+        if let Some(end) = self.flat_members(bytes) {
+            self.close(bytes, end);
+            self.resume_at = end + 1;
+        } else {
+            self.entries.truncate(len);
+            if let Some(f) = self.frames.last_mut() {
+                f.seen = seen;
+            }
+        }
+    }
+
+    /// Records the members of a flat object at `resume_at`; where it
+    /// closes, or `None` where it is not flat.
+    fn flat_members(&mut self, bytes: &[u8]) -> Option<usize> {
+        let mut at = self.resume_at;
+        if bytes.get(at) == Some(&b'}') {
+            return Some(at);
+        }
+        for _ in 0..FLAT_MAX {
+            let key = at + 1;
+            let rest = bytes.get(key..).filter(|_| bytes.get(at) == Some(&b'"'))?;
+            let len = memchr::memchr3(b'"', b'\\', b'\n', rest).filter(|&n| rest[n] == b'"')?;
+            let value = key + len + 2;
+            if bytes.get(value - 1) != Some(&b':') {
+                return None;
+            }
+            let digits = bytes.get(value..)?.iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits == 0 {
+                return None;
+            }
+            let sid = self.key_sid(&rest[..len]);
+            if sid != 0 {
+                let i = self.push(sid, Val::Scalar, value);
+                self.entries[i as usize].end = self.rel(value + digits);
+            }
+            at = value + digits;
+            match bytes.get(at)? {
+                b',' => at += 1,
+                b'}' => return Some(at),
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// One of `{ } [ ] : ,` outside strings. False when the rest of the
@@ -412,6 +622,9 @@ impl Walker {
 
     #[inline(always)]
     fn structural_event(&mut self, bytes: &[u8], pos: usize, c: u8) {
+        if pos < self.resume_at {
+            return;
+        }
         if self.skip > 0 {
             return self.skipping(pos, c);
         }
@@ -427,9 +640,13 @@ impl Walker {
                 self.open(pos, c, self.value_sid(&f));
                 true
             }
-            (b'}', State::KeyOrEnd | State::Next) if f.obj => self.close(pos),
-            (b']', State::ValueOrEnd | State::Next) if !f.obj => self.scalar(bytes, pos, true) && self.close(pos),
-            (b'}' | b']', State::Value) if f.obj == (c == b'}') => self.scalar(bytes, pos, false) && self.close(pos),
+            (b'}', State::KeyOrEnd | State::Next) if f.obj => self.close(bytes, pos),
+            (b']', State::ValueOrEnd | State::Next) if !f.obj => {
+                self.scalar(bytes, pos, true) && self.close(bytes, pos)
+            }
+            (b'}' | b']', State::Value) if f.obj == (c == b'}') => {
+                self.scalar(bytes, pos, false) && self.close(bytes, pos)
+            }
             (b':', State::Colon) => {
                 self.value_from = pos + 1;
                 self.set_state(State::Value);
@@ -487,7 +704,7 @@ impl Walker {
     }
 
     /// The innermost container closes at `pos`.
-    fn close(&mut self, pos: usize) -> bool {
+    fn close(&mut self, bytes: &[u8], pos: usize) -> bool {
         let Some(f) = self.frames.pop() else { return false };
         let (end, n) = (self.rel(pos + 1), self.entries.len() as u32);
         if let Some(e) = self.entries.get_mut(f.entry as usize) {
@@ -496,6 +713,10 @@ impl Walker {
         }
         if self.frames.is_empty() {
             self.phase = Phase::Closed;
+        } else if self.schema.stops & (1u64 << (f.sid & 63)) != 0
+            && (self.schema.enough)(bytes.get(self.root_ty.0..self.root_ty.1).unwrap_or(&[]), f.sid)
+        {
+            self.phase = Phase::Done;
         } else {
             self.set_state(State::Next);
         }
@@ -603,12 +824,29 @@ impl<'a> Rec<'a> {
     /// A count at `parent`'s key `sid`: a number written as plain digits
     /// (what harnesses write token counts as); `None` for anything else.
     pub fn uint(&self, parent: usize, sid: u8) -> Option<u64> {
-        let e = &self.entries[self.child(parent, sid)?];
-        let digits = self.line.get(e.start as usize..e.end as usize)?;
-        if e.val != Val::Scalar || digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-            return None;
+        self.uint_at(self.child(parent, sid)?)
+    }
+
+    /// `uint` of each of `sids`, in one pass over `parent`'s members (a
+    /// usage object's counts).
+    pub fn uints<const N: usize>(&self, parent: usize, sids: [u8; N]) -> [Option<u64>; N] {
+        let (mut out, mut seen) = ([None; N], [false; N]);
+        for i in self.items(parent) {
+            // The first member of each node, as `child` finds it.
+            if let Some(k) = sids.iter().position(|&s| s == self.entries[i].sid).filter(|&k| !seen[k]) {
+                (out[k], seen[k]) = (self.uint_at(i), true);
+            }
         }
-        digits.iter().try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+        out
+    }
+
+    fn uint_at(&self, i: usize) -> Option<u64> {
+        let e = &self.entries[i];
+        let digits =
+            self.line.get(e.start as usize..e.end as usize).filter(|d| e.val == Val::Scalar && !d.is_empty())?;
+        digits
+            .iter()
+            .try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add(u64::from(d.checked_sub(b'0').filter(|&d| d < 10)?)))
     }
 
     /// The body of a string, to be unescaped.

@@ -356,3 +356,37 @@ fn a_codex_fork_that_writes_records_counts_its_records_alone() {
     ]);
     assert_eq!(index(Format::Codex, &file).usage().total(), [700, 30, 0, 0, 0]);
 }
+
+#[test]
+fn a_token_count_read_from_inside_its_total_says_what_walking_it_says() {
+    // Codex's own spelling is read from inside the running total without
+    // walking what leads to it; any other spelling is walked. Both must
+    // say the same, and what is not a token count must not be taken for one.
+    let compact = r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":16341,"cached_input_tokens":9000,"output_tokens":400,"reasoning_output_tokens":30},"last_token_usage":{"input_tokens":1,"output_tokens":1}}}}"#;
+    let spaced = compact.replace(r#""payload":{"#, r#""payload": {"#).replace(r#""info":{"#, r#""info": {"#);
+    let reordered = r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"info":{"last_token_usage":{"input_tokens":1},"total_token_usage":{"input_tokens":16341,"cached_input_tokens":9000,"output_tokens":400,"reasoning_output_tokens":30}},"type":"token_count"}}"#;
+    // Past the jump, a total that is not flat digits is walked too.
+    let inner = |from: &str, to: &str| compact.replacen(from, to, 1);
+    let walked_inside = [
+        inner(r#""input_tokens":16341"#, r#""input_tokens": 16341"#),
+        inner(r#""output_tokens":400"#, r#""output_tokens":400,"detail":{"a":1}"#),
+        inner(r#""output_tokens":400"#, r#""output_tokens":400,"note":"x""#),
+        inner(r#""output_tokens":400"#, r#""output_tokens":400,"output_tokens":7"#),
+        inner(r#""output_tokens":400"#, r#""output_tokens":400,"ratio":0.5"#),
+        inner(r#""output_tokens":400"#, r#""output_tokens":400,"out\u0070ut":7"#),
+    ];
+    let all = [compact.to_string(), spaced, reordered.to_string()].into_iter().chain(walked_inside);
+    for line in all {
+        let file = lines(&[&line]);
+        assert_eq!(index(Format::Codex, &file).usage().total(), [16341, 400, 9000, 0, 30], "{line}");
+    }
+    let not_counts = [
+        r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"total_token_usage":{"input_tokens":5}}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"type":"token_counts","info":{"total_token_usage":{"input_tokens":5}}}}"#,
+        r#"{"timestamp":"2026-11-01T10:00:01.000Z","type":"event_msg","payload":{"type":"agent_message","message":"{\"total_token_usage\":{\"input_tokens\":5}}"}}"#,
+    ];
+    for line in not_counts {
+        let file = lines(&[line]);
+        assert_eq!(index(Format::Codex, &file).usage().total(), [0; 5], "{line}");
+    }
+}

@@ -67,10 +67,15 @@ fn the_installed_demos_fake_agent_is_live_under_active() {
     let s = Scratch::new();
     let d = installed_demo(&s);
     let mut c = d.session(Dialect::P2000);
-    assert_eq!(names(&c.list("/active/claude", 1, 4096)), ["48213"]);
+    assert_eq!(names(&c.list("/active/claude", 1, 4096)), ["48213", "48377"]);
     assert_eq!(c.cat("/active/claude/48213/cwd", 1), b"/home/demo/src/9agents\n");
     let chat = c.list("/active/claude/48213/chat", 1, 8192);
     assert!(!chat.is_empty(), "the fake agent's chat lists no message");
+    // The second waits on the user, and says for what; the first does not.
+    assert_eq!(c.cat("/active/claude/48377/status", 1), b"waiting\n");
+    assert_eq!(c.cat("/active/claude/48377/waiting_for", 1), b"dialog open\n");
+    assert_eq!(c.cat("/active/claude/48377/kind", 1), b"interactive\n");
+    assert!(!names(&c.list("/active/claude/48213", 1, 4096)).iter().any(|n| n == "waiting_for"));
 }
 
 #[test]

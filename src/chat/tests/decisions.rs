@@ -439,16 +439,16 @@ fn an_unknown_record_type_is_counted_with_whether_it_held_text() {
 #[test]
 fn codex_0_17x_records_and_another_agents_words() {
     let file = lines(&[
-        r#"{"timestamp":"2026-11-02T08:00:00.000Z","type":"session_meta","ordinal":0,"payload":{"id":"t","cli_version":"0.176.0"}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:01.000Z","type":"dynamic_tools_updated","ordinal":1,"payload":{"tools":[]}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:02.000Z","type":"inter_agent_communication","ordinal":2,"payload":{"author":"/root/worker","recipient":"/root","other_recipients":[],"content":"The tests pass on my branch.","trigger_turn":true}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:02.001Z","type":"inter_agent_communication_metadata","ordinal":3,"payload":{"trigger_turn":true}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"world_state","ordinal":4,"payload":{"full":true}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"retained_context","ordinal":5,"payload":{"type":"x"}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"security_risk_score","ordinal":6,"payload":{"score":1}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:03.000Z","type":"realtime_item","ordinal":7,"payload":{"kind":"x"}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:04.000Z","type":"event_msg","ordinal":8,"payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"i","content":[{"type":"Text","text":"copy"}]}}}"#,
-        r#"{"timestamp":"2026-11-02T08:00:05.000Z","type":"brand_new_record","ordinal":9,"payload":{"content":"unseen words"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"id":"t","cli_version":"0.176.0"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:01.000Z","ordinal":1,"type":"dynamic_tools_updated","payload":{"tools":[]}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:02.000Z","ordinal":2,"type":"inter_agent_communication","payload":{"author":"/root/worker","recipient":"/root","other_recipients":[],"content":"The tests pass on my branch.","trigger_turn":true}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:02.001Z","ordinal":3,"type":"inter_agent_communication_metadata","payload":{"trigger_turn":true}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","ordinal":4,"type":"world_state","payload":{"full":true}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","ordinal":5,"type":"retained_context","payload":{"type":"x"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","ordinal":6,"type":"security_risk_score","payload":{"score":1}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:03.000Z","ordinal":7,"type":"realtime_item","payload":{"kind":"x"}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:04.000Z","ordinal":8,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"i","content":[{"type":"Text","text":"copy"}]}}}"#,
+        r#"{"timestamp":"2026-11-02T08:00:05.000Z","ordinal":9,"type":"brand_new_record","payload":{"content":"unseen words"}}"#,
     ]);
     let mut ix = index(Format::Codex, &file);
     assert_eq!(names(&ix), "00000000-agent");

@@ -75,6 +75,26 @@ fn each_route_serves_the_fields_its_harness_records() {
     assert!(!c.reaches("/active/hermes/500/transcript", F), "hermes has no transcript");
 }
 
+/// Issue 20, item 12: a fact no record gives, or that cannot be read,
+/// is no file at all — never an empty one a reader takes for a value.
+#[test]
+fn an_agent_no_record_names_has_no_name_and_one_whose_cwd_cannot_be_read_no_cwd() {
+    let fx = Fixture::new();
+    fx.populate();
+    // /proc/<pid>/cwd of another user's process is EACCES; here it is gone.
+    fs::remove_file(fx.proc.dir.join("200/cwd")).unwrap();
+    let d = fx.daemon();
+    let mut c = d.session(Dialect::P2000);
+    let listed = names(&c.list("/active/codex/200", F, 8192));
+    for absent in ["name", "cwd"] {
+        assert!(!listed.iter().any(|n| n == absent), "/active/codex/200 lists {absent}: {listed:?}");
+        assert!(!c.reaches(&format!("/active/codex/200/{absent}"), F), "{absent}");
+    }
+    // The agent beside it, whose registry names it and whose cwd reads.
+    assert_eq!(c.cat("/active/claude/100/name", F), b"fixture\n");
+    assert_eq!(c.cat("/active/claude/100/cwd", F), format!("{}\n", arg(&fx.cwd)).into_bytes());
+}
+
 #[test]
 fn a_crawl_of_active_reads_every_file_at_the_length_its_listing_gives() {
     let fx = Fixture::new();

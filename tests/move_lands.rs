@@ -42,6 +42,25 @@ fn a_move_runs_zmx_with_the_fixed_argv_in_the_agents_cwd_without_zmx_session() {
         .unwrap_or_else(|| panic!("the daemon holds {} descriptors after the move, {fds} before", d.fd_count()));
 }
 
+/// Issue 21, defect 1: the daemon blocks SIGINT, SIGTERM, SIGUSR1 and
+/// SIGCHLD (its signalfd) and ignores SIGPIPE; what it starts must begin
+/// with nothing blocked and those at their defaults, or the resumed agent
+/// never sees a SIGTERM and a write to a closed pipe does not end it.
+#[test]
+fn zmx_starts_with_no_signal_blocked_and_the_daemons_at_their_defaults() {
+    let w = World::new(Zmx::Post);
+    let agent = w.claude();
+    let d = w.daemon(&[]);
+    let mut c = d.session(Dialect::P2000);
+    assert_written(&move_agent(&mut c, "claude", &agent, b"clean\n"), 6);
+    let (blocked, ignored) = w.zmx_signals();
+    assert_eq!(blocked, 0, "zmx started with signals blocked: {blocked:#x}");
+    let bit = |sig: i32| 1u64 << (sig - 1);
+    for sig in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM, libc::SIGUSR1, libc::SIGCHLD] {
+        assert_eq!(ignored & bit(sig), 0, "zmx started ignoring signal {sig} (SigIgn {ignored:#x})");
+    }
+}
+
 #[test]
 fn after_a_move_the_old_entry_is_gone_and_the_resumed_agent_reads_the_new_name() {
     let w = World::new(Zmx::Resume);

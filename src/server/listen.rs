@@ -27,7 +27,9 @@ use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::proto::{self, Dialect, Rmsg, Tmsg};
@@ -238,22 +240,30 @@ pub fn tcp(addr: SocketAddr) -> io::Result<Listener> {
     Ok(Listener { fd: listener.into(), label: format!("tcp!{local}"), unlink_on_close: None })
 }
 
+/// The signals the daemon blocks and reads through its signalfd.
+const READ: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGUSR1, libc::SIGCHLD];
+
+/// The signals the daemon ignores.
+const IGNORED: [libc::c_int; 1] = [libc::SIGPIPE];
+
 /// Block SIGTERM, SIGINT, SIGUSR1 and SIGCHLD and return a signalfd that
 /// reads them; ignore SIGPIPE (a peer hanging up is seen as a send error
 /// instead). SIGUSR1 asks for one status line on stderr; SIGCHLD says a
-/// child (a zmx a move started) may be waiting to be reaped. Children get
-/// an empty signal mask from std's spawn, so none of this is inherited.
+/// child (a zmx a move started) may be waiting to be reaped. A child
+/// inherits the mask and the ignored signals (std's spawn resets neither
+/// reliably): every command the daemon runs goes through `start_clean`.
 pub fn signals() -> io::Result<OwnedFd> {
     // SAFETY: plain libc calls on a local, initialised sigset; SIG_IGN for
     // SIGPIPE installs no handler code.
     unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        for sig in IGNORED {
+            libc::signal(sig, libc::SIG_IGN);
+        }
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGUSR1);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
+        for sig in READ {
+            libc::sigaddset(&mut set, sig);
+        }
         if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
             return Err(io::Error::last_os_error());
         }
@@ -262,6 +272,31 @@ pub fn signals() -> io::Result<OwnedFd> {
             return Err(io::Error::last_os_error());
         }
         Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Makes `cmd` start its process with nothing blocked and every signal
+/// the daemon handles at its default, as a process started from a shell
+/// does: a zmx, and the agent it resumes, must stop on SIGTERM and on a
+/// write to a closed pipe.
+pub(crate) fn start_clean(cmd: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only sigemptyset, sigprocmask and signal, which are async-signal-safe;
+    // it touches no memory but its own stack.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            for sig in IGNORED.into_iter().chain(READ) {
+                if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
     }
 }
 

@@ -137,7 +137,20 @@ impl World {
         let (zmx_pid, zmx_release) = (root.join("zmx.pid"), root.join("zmx.release"));
         let zmx = bin.join("zmx");
         let paths = FakePaths { log: &zmx_log, detached: &detached, claude: &bin.join("claude"), pid: &zmx_pid };
-        fs::write(&zmx, fake_zmx(mode, &paths, &zmx_release)).unwrap();
+        // Perl first (Debian's perl-base is essential), which changes
+        // neither the signal mask nor SIGPIPE (a shell resets the mask,
+        // python ignores SIGPIPE), to record the state zmx started with.
+        let py = bin.join("zmx.py");
+        fs::write(&py, fake_zmx(mode, &paths, &zmx_release)).unwrap();
+        let signals = root.join("zmx.signals");
+        let perl = format!(
+            "#!/usr/bin/perl\nopen(my $in, '<', '/proc/self/status') or die;\n\
+             open(my $out, '>', '{s}.tmp') or die;\nprint $out grep {{ /^Sig/ }} <$in>;\nclose($out);\n\
+             rename('{s}.tmp', '{s}') or die;\nexec('python3', '{py}', @ARGV) or die;\n",
+            s = arg(&signals),
+            py = arg(&py)
+        );
+        fs::write(&zmx, perl).unwrap();
         fs::set_permissions(&zmx, fs::Permissions::from_mode(0o755)).unwrap();
         World { scratch, work, zmx_dir, zmx, zmx_log, bin, detached, zmx_pid, zmx_release }
     }
@@ -255,6 +268,19 @@ impl World {
     pub fn zmx_record(&self) -> Option<ZmxRecord> {
         let text = fs::read_to_string(&self.zmx_log).ok()?;
         Some(ZmxRecord::parse(&text))
+    }
+
+    /// The signals zmx started with blocked and ignored (`SigBlk`,
+    /// `SigIgn` of its /proc status, bit n-1 for signal n), once it ran.
+    pub fn zmx_signals(&self) -> (u64, u64) {
+        let path = self.zmx_log.with_extension("signals");
+        let text =
+            poll(EFFECT_DEADLINE, || fs::read_to_string(&path).ok()).expect("the fake zmx never recorded its signals");
+        let mask = |name: &str| {
+            let line = text.lines().find_map(|l| l.strip_prefix(name)).unwrap_or_else(|| panic!("no {name} in {text}"));
+            u64::from_str_radix(line.trim(), 16).unwrap()
+        };
+        (mask("SigBlk:"), mask("SigIgn:"))
     }
 
     /// Wait for the fake zmx to have run; its record.

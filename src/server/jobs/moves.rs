@@ -28,6 +28,7 @@ use crate::ring::Sub;
 use crate::sys::{self, Signal};
 use crate::tree::Backing;
 
+use super::super::listen::start_clean;
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::cx::{drive, Cx, Event, Reply, Step};
 use super::gather::readlink;
@@ -220,7 +221,8 @@ impl Move {
     }
 
     /// The agent is gone: spawn zmx with the fixed argv, in its cwd,
-    /// without ZMX_SESSION. The server reaps it when it exits.
+    /// without ZMX_SESSION, with the signal handling a shell would give it
+    /// (`start_clean`). The server reaps it when it exits.
     fn spawn(&mut self, cx: &mut Cx) -> Result<Option<Reply>, Error> {
         self.cancel_waits(cx);
         self.pidfd = None;
@@ -231,6 +233,7 @@ impl Move {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        start_clean(&mut cmd);
         if let Err(e) = cmd.spawn() {
             log::warn!("move: spawning {}: {e}", cx.cfg.zmx.display());
             return Err(Error::MoveSpawn);

@@ -171,60 +171,47 @@ fn first_reads_flushed_or_hung_up_mid_index_leave_the_index_whole_for_the_next_r
     assert_eq!(st.length, text.len() as u64);
 }
 
+/// With every index busy, a chat's reader waits its turn (issue 21,
+/// defect 2: it used to be answered EAGAIN) and is answered once the one
+/// index is free; a walk to a message waits the same way.
 #[test]
-fn with_every_index_busy_indexing_a_chat_answers_eagain_then_reads_once_one_is_free() {
-    const BUSY: &str = "Resource temporarily unavailable";
+fn with_every_index_busy_a_chat_reader_waits_its_turn_and_is_answered() {
     let w = ChatWorld::new();
     w.claude(100, &uuid(1), &big_claude(20 << 20));
     w.claude(101, &uuid(2), &lines(&[claude_user("small", 0)]));
     let d = w.daemon(&["--max-chats", "1"]);
     let mut c = d.session(Dialect::P2000u);
+    c.set_read_timeout(INDEX_DEADLINE);
     let mut large = park_walk(&d, &format!("{}/00000000-user", chat_dir("claude", 100)));
-
-    // While the one index is busy: the listing says so, with EAGAIN, and a
-    // walk to a message says the same.
     let small_dir = chat_dir("claude", 101);
-    walk_whole(&mut c, &small_dir, LIST_FID);
-    let (text, errno) = c.open(LIST_FID, OREAD).expect_error();
-    c.clunk_ok(LIST_FID);
-    // A walk of one name from chat/, as a kernel mount looks a name up:
-    // its Rerror can say why.
-    walk_whole(&mut c, &small_dir, LIST_FID);
-    let r = c.walk(LIST_FID, MSG_FID, &["00000000-user"]);
-    let walk = match r.error() {
-        Some(e) => Err(e),
-        None => {
-            c.clunk_ok(MSG_FID);
-            Ok(r.qids().len())
-        }
-    };
-    c.clunk_ok(LIST_FID);
+    let walked = c.walk_path(&format!("{small_dir}/00000000-user"), MSG_FID);
+    assert_eq!(walked.error(), None, "a walk to a message while the only index is busy: {walked:?}");
+    c.clunk_ok(MSG_FID);
+    assert_eq!(chat_text(&mut c, &small_dir), [("00000000-user".to_string(), "small\n".to_string())]);
     let r = large.recv();
     assert_eq!(r.qids().len(), 5, "the large chat's first read: {r:?}");
-    assert_eq!((text.as_str(), errno), (BUSY, libc::EAGAIN as u32), "the listing while the only index is busy");
-    // Once it is free, the small chat reads (reusing the one index).
-    assert_eq!(chat_text(&mut c, &small_dir), [("00000000-user".to_string(), "small\n".to_string())]);
-    assert_eq!(walk, Err((BUSY.to_string(), libc::EAGAIN as u32)), "a walk to a message while the only index is busy");
 }
 
+/// A reader flushed while its chat waits for an index leaves nothing
+/// behind: its refresh is passed over when a slot frees, and the reader
+/// queued after it is answered.
 #[test]
-fn a_busy_answer_is_not_remembered_once_the_transcript_is_gone() {
-    const BUSY: &str = "Resource temporarily unavailable";
+fn a_reader_flushed_while_waiting_for_an_index_is_passed_over_and_the_next_is_answered() {
     let w = ChatWorld::new();
     w.claude(100, &uuid(1), &big_claude(20 << 20));
-    let small = w.claude(101, &uuid(2), &lines(&[claude_user("small", 0)]));
+    w.claude(101, &uuid(2), &lines(&[claude_user("flushed", 0)]));
+    w.claude(102, &uuid(3), &lines(&[claude_user("next", 0)]));
     let d = w.daemon(&["--max-chats", "1"]);
-    let mut c = d.session(Dialect::P2000);
     let mut large = park_walk(&d, &format!("{}/00000000-user", chat_dir("claude", 100)));
-    let small_dir = chat_dir("claude", 101);
-    let busy = c.try_list(&small_dir, LIST_FID, c.msize - IOHDRSZ);
+    // The first small chat's walk waits for the index behind the large one.
+    let mut flushed = park_walk(&d, &format!("{}/00000000-user", chat_dir("claude", 101)));
+    flushed.send(3, &Tmsg::Flush { oldtag: 1 });
+    let r = flushed.recv();
+    assert_eq!((r.tag(), r.ty()), (3, msg::RFLUSH), "{r:?}");
+    let mut c = d.session(Dialect::P2000);
+    c.set_read_timeout(INDEX_DEADLINE);
+    assert_eq!(chat_text(&mut c, &chat_dir("claude", 102)), [("00000000-user".to_string(), "next\n".to_string())]);
     assert_eq!(large.recv().qids().len(), 5);
-    assert_eq!(busy.map(|e| e.len()), Err(BUSY.to_string()));
-    // The transcript goes away: its chat is gone, not busy.
-    std::fs::remove_file(&small).unwrap();
-    let gone = c.try_list(&small_dir, LIST_FID, c.msize - IOHDRSZ).map(|e| e.len());
-    assert!(
-        gone.as_ref().is_err_and(|e| e != BUSY),
-        "the listing of a chat whose transcript is gone, with the pool idle: {gone:?}"
-    );
+    // Nothing more came for the flushed tag; the connection still works.
+    assert_eq!(flushed.cat("/pid", 5), format!("{}\n", d.pid).as_bytes());
 }

@@ -28,6 +28,7 @@ mod ops;
 mod park;
 mod probe;
 mod reply;
+mod slots;
 mod trim;
 mod watch;
 mod world;
@@ -88,6 +89,7 @@ impl Server {
     pub fn new(cfg: Config, tree: Tree, listeners: Vec<Listener>, signal_fd: OwnedFd) -> io::Result<Self> {
         let real = RealPaths::at_start(&tree);
         let chats = Pool::new(cfg.max_chats, cfg.max_chat_messages);
+        let max_chats = cfg.max_chats;
         let (cfg_max_watches, cfg_listing_window) = (cfg.max_watches, cfg.listing_window);
         let ring = Ring::new(RING_ENTRIES)?;
         match ring.limit_workers(cfg.kernel_workers) {
@@ -112,7 +114,7 @@ impl Server {
         };
         Ok(Server {
             world,
-            reqs: park::Reqs::default(),
+            reqs: park::Reqs::new(max_chats),
             listeners: listeners.into_iter().map(Some).collect(),
             conns: Slab::new(),
             dirty: Vec::new(),

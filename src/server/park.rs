@@ -43,6 +43,7 @@ use super::jobs::{
 };
 pub(crate) use super::ops::Id;
 use super::ops::Token;
+use super::slots::Slots;
 use super::watch::AgentKey;
 use super::{reply, Server};
 
@@ -74,7 +75,6 @@ pub(crate) struct Record {
     job: Job,
 }
 
-#[derive(Default)]
 pub(crate) struct Reqs {
     slab: Slab<Record>,
     next_gen: u32,
@@ -92,9 +92,26 @@ pub(crate) struct Reqs {
     waiters: KeyMap<usize, Vec<Id>>,
     /// Where each transcript's last refresh left its index, and when.
     refreshed: HashMap<TranscriptKey, (crate::chat::pool::ChatRef, std::time::Instant)>,
+    /// The chat slots refreshes take, and the refreshes queued for one.
+    slots: Slots,
 }
 
 impl Reqs {
+    /// No request yet; `max_chats` chat refreshes at once (`--max-chats`).
+    pub(crate) fn new(max_chats: usize) -> Reqs {
+        Reqs {
+            slab: Slab::new(),
+            next_gen: 0,
+            scan: None,
+            refreshes: HashMap::new(),
+            observes: HashMap::new(),
+            ready: Vec::new(),
+            waiters: KeyMap::default(),
+            refreshed: HashMap::new(),
+            slots: Slots::new(max_chats),
+        }
+    }
+
     fn insert(&mut self, owner: Owner, job: Job, charge: usize, reserved_fid: bool) -> Id {
         self.next_gen = self.next_gen.wrapping_add(1);
         let gen = self.next_gen;
@@ -254,11 +271,33 @@ impl Server {
                         self.reqs.refreshed.remove(r.key());
                     }
                 }
+                if r.slotted() {
+                    self.hand_on_slot();
+                }
             }
             _ => {}
         }
         for w in waiters {
             self.step(w, ev.into());
+        }
+    }
+
+    /// A refresh that held a chat slot finished: the first queued refresh
+    /// someone still waits for takes the slot over and starts next turn
+    /// (from the ready list: no recursion however long the queue); the
+    /// queued ones nobody waits for any more finish unheard.
+    fn hand_on_slot(&mut self) {
+        let Reqs { slots, waiters, slab, .. } = &mut self.reqs;
+        let live = |w: &Id| slab.get(w.key).is_some_and(|r| r.gen == w.gen);
+        let (next, dropped) = slots.give_back(|id| waiters.get(&id.key).is_some_and(|ws| ws.iter().any(live)));
+        if let Some(next) = next {
+            if let Some(Job::Refresh(r)) = self.reqs.get_mut(next).map(|rec| &mut rec.job) {
+                r.take_slot();
+            }
+            self.reqs.ready.push(next);
+        }
+        for id in dropped {
+            self.settle(id, Step::Finished(super::jobs::Wake::Refreshed(Err(Error::ChatsBusy))));
         }
     }
 
@@ -347,9 +386,22 @@ impl Server {
             return self.reqs.wait_for(r, id);
         }
         let key = refresh.key().clone();
+        // A `wait` reader's refresh takes no slot (`slots`); any other
+        // takes one, or queues for one.
+        let mut refresh = refresh;
+        let go = need == Need::Watched || self.reqs.slots.take();
+        if go && need != Need::Watched {
+            refresh.take_slot();
+        }
         let r = self.start_internal(Job::Refresh(Box::new(refresh)), id);
         self.reqs.refreshes.insert(key, r);
-        self.step(r, Event::Start);
+        if go {
+            return self.step(r, Event::Start);
+        }
+        if self.reqs.slots.enqueue(r).is_err() {
+            log::warn!("{} chat refreshes wait for a slot: refused", self.reqs.slots.queued());
+            self.settle(r, Step::Finished(super::jobs::Wake::Refreshed(Err(Error::ChatsBusy))));
+        }
     }
 
     /// The watch these reads parked on moved: step each that is still

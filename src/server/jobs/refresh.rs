@@ -124,9 +124,13 @@ pub(crate) struct Refresh {
     again: bool,
     /// Its name says it is compressed: it is read through a decoded copy.
     compressed: bool,
+    /// It holds a chat slot (`server::slots`), given back when it finishes.
+    slotted: bool,
 }
 
 enum Stage {
+    /// Made, waiting for a chat slot: started by the first event it gets.
+    Queued,
     Open(Batch),
     Inflate(Box<Inflate>),
     Verify,
@@ -157,7 +161,7 @@ impl Refresh {
             key,
             backing,
             format,
-            stage: Stage::Open(Batch::default()),
+            stage: Stage::Queued,
             entry: None,
             size: 0,
             map_len: CHAT_MAP_BYTES,
@@ -170,6 +174,7 @@ impl Refresh {
             watched,
             again: false,
             compressed,
+            slotted: false,
         })
     }
 
@@ -179,9 +184,20 @@ impl Refresh {
     /// before it wakes anyone. One flag, however many join: the second
     /// look starts after all of them.
     pub(crate) fn again(&mut self) {
-        if !matches!(self.stage, Stage::Open(_)) {
+        if !matches!(self.stage, Stage::Queued | Stage::Open(_)) {
             self.again = true;
         }
+    }
+
+    /// It takes (or is handed) a chat slot.
+    pub(crate) fn take_slot(&mut self) {
+        debug_assert!(!self.slotted, "a refresh takes one slot");
+        self.slotted = true;
+    }
+
+    /// Whether it holds a chat slot, to be handed on when it finishes.
+    pub(crate) fn slotted(&self) -> bool {
+        self.slotted
     }
 
     /// The transcript it refreshes: one refresh per key at a time.
@@ -190,6 +206,8 @@ impl Refresh {
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        // A queued refresh is started by the turn its slot came (`Resume`).
+        let ev = if matches!(self.stage, Stage::Queued) { Event::Start } else { ev };
         if let Event::Start = ev {
             // (Again, too: what the last look read is not this one's.)
             (self.head, self.tail) = (None, None);

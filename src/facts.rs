@@ -26,6 +26,12 @@ use crate::meta::Meta;
 /// a full buffer as "too large" where a whole file was needed.
 pub(crate) const SLURP_BYTES_MAX: u32 = 128 * 1024;
 
+/// The errno a `Want::List` holds for a directory with more entries than
+/// a listing takes (`dirents`' bound): an error of its own, apart from
+/// any the disk gives (a directory that fails with EIO is not one too
+/// large to list).
+pub(crate) const TOO_MANY_ENTRIES: i32 = libc::E2BIG;
+
 /// Where a wanted path lives: the `--proc` directory, or a harness's base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Root {

@@ -101,7 +101,7 @@ fn names<'f>(facts: &'f Facts, h: Harness, rel: &[u8], needs: &mut Vec<Want>) ->
     let names = facts.names(Root::Harness(h), rel, needs)?;
     match facts.error(&Want::List { root: Root::Harness(h), rel: rel.to_vec() }) {
         None | Some(libc::ENOENT | libc::ENOTDIR) => Some(Ok(names)),
-        Some(libc::EIO) => Some(Err(Error::DirTooLarge)),
+        Some(crate::facts::TOO_MANY_ENTRIES) => Some(Err(Error::DirTooLarge)),
         Some(e) => Some(Err(Error::from_errno(e))),
     }
 }
@@ -760,6 +760,27 @@ mod tests {
         assert_eq!(codex_parent(review), None);
         let user = br#"{"type":"session_meta","payload":{"id":"c","source":"cli"}}"#;
         assert_eq!(codex_parent(user), None);
+    }
+
+    /// Issue 21, defect 4: a directory the disk fails to list is that
+    /// failure, not "too large"; only one past the listing's bound is.
+    #[test]
+    fn a_directory_that_fails_to_read_says_why_and_only_one_too_large_says_so() {
+        let parents = Parents::default();
+        for (errno, want) in [
+            (libc::EIO, Error::Io),
+            (libc::EACCES, Error::PermissionDenied),
+            (libc::EMFILE, Error::TooManyFids),
+            (crate::facts::TOO_MANY_ENTRIES, Error::DirTooLarge),
+        ] {
+            let mut facts = codex_day(&[]);
+            facts.insert(
+                Want::List { root: Root::Harness(Harness::Codex), rel: b"sessions/2026/03/02".to_vec() },
+                Err(errno),
+            );
+            let got = codex_sessions(&facts, &parents, &mut Vec::new()).expect("every fact is known");
+            assert_eq!(got.err(), Some(want), "a listing that failed with errno {errno}");
+        }
     }
 
     #[test]

@@ -66,7 +66,7 @@ impl<F: AsFd> Dirents<F> {
             // would read another.
             let entry = match dir.next() {
                 None => return Ok(None),
-                Some(Err(_)) => return Err(Error::Io),
+                Some(Err(e)) => return Err(Error::from_errno(e.raw_os_error())),
                 Some(Ok(entry)) => entry,
             };
             let name = entry.file_name().to_bytes();

@@ -27,7 +27,7 @@ use std::ffi::CString;
 
 use crate::errors::Error;
 use crate::exclude;
-use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX};
+use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX, TOO_MANY_ENTRIES};
 use crate::sessions::SessionKey;
 use crate::tree::{Backing, Tree};
 use crate::zst;
@@ -218,7 +218,10 @@ impl Gather {
                 (Want::List { .. }, Ok(m)) if !m.is_dir() => Err(libc::ENOTDIR),
                 (Want::List { .. }, Ok(_)) => match &p.fd {
                     Some(fd) => {
-                        super::super::dirents::read(fd, LIST_ENTRIES_MAX).map(Fact::Names).map_err(|_| libc::EIO)
+                        super::super::dirents::read(fd, LIST_ENTRIES_MAX).map(Fact::Names).map_err(|e| match e {
+                            Error::DirTooLarge => TOO_MANY_ENTRIES,
+                            e => e.errno() as i32,
+                        })
                     }
                     None => Err(libc::EBADF),
                 },

@@ -27,6 +27,7 @@ pub mod listen;
 mod ops;
 mod park;
 mod probe;
+mod recent;
 mod reply;
 mod slots;
 mod trim;

@@ -43,6 +43,7 @@ use super::jobs::{
 };
 pub(crate) use super::ops::Id;
 use super::ops::Token;
+use super::recent::Recent;
 use super::slots::Slots;
 use super::watch::AgentKey;
 use super::{reply, Server};
@@ -91,7 +92,8 @@ pub(crate) struct Reqs {
     /// the smaller for it, and a kernel mount parks thousands).
     waiters: KeyMap<usize, Vec<Id>>,
     /// Where each transcript's last refresh left its index, and when.
-    refreshed: HashMap<TranscriptKey, (crate::chat::pool::ChatRef, std::time::Instant)>,
+    /// Only for `CHAT_FRESH_FOR`: nothing older is of use (`Recent`).
+    refreshed: Recent<TranscriptKey, crate::chat::pool::ChatRef>,
     /// The chat slots refreshes take, and the refreshes queued for one.
     slots: Slots,
 }
@@ -107,7 +109,7 @@ impl Reqs {
             observes: HashMap::new(),
             ready: Vec::new(),
             waiters: KeyMap::default(),
-            refreshed: HashMap::new(),
+            refreshed: Recent::new(CHAT_FRESH_FOR),
             slots: Slots::new(max_chats),
         }
     }
@@ -265,10 +267,10 @@ impl Server {
                 self.reqs.refreshes.remove(r.key());
                 match ev {
                     super::jobs::Wake::Refreshed(Ok(at)) => {
-                        self.reqs.refreshed.insert(r.key().clone(), (at, std::time::Instant::now()));
+                        self.reqs.refreshed.put(r.key().clone(), at, std::time::Instant::now());
                     }
                     _ => {
-                        self.reqs.refreshed.remove(r.key());
+                        self.reqs.refreshed.forget(r.key());
                     }
                 }
                 if r.slotted() {
@@ -371,9 +373,9 @@ impl Server {
         let fresh = self
             .reqs
             .refreshed
-            .get(refresh.key())
-            .filter(|(r, at)| recent && at.elapsed() < CHAT_FRESH_FOR && self.world.chats.get(*r).is_some());
-        if let Some(&(r, _)) = fresh {
+            .get(refresh.key(), std::time::Instant::now())
+            .filter(|r| recent && self.world.chats.get(**r).is_some());
+        if let Some(&r) = fresh {
             return self.step(id, Event::Refreshed(Ok(r)));
         }
         if let Some(r) = self.reqs.refreshes.get(refresh.key()).copied().filter(|r| self.reqs.get(*r).is_some()) {

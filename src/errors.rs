@@ -63,6 +63,7 @@ pub enum Error {
     NoAuthFile,
     TooManyWatches,
     TooManyWaits,
+    ReadTooSmall,
     Io,
 }
 
@@ -91,7 +92,9 @@ impl Error {
             // getdents answers a bad offset), where Linux's other ESPIPE text,
             // `bad offset in directory read`, would read as ENOTDIR.
             BadOffset => ("Illegal seek", libc::ESPIPE as u32),
-            BadName | TooManyNames | DupTag | MsizeTooSmall | NotRegular | IllegalName => EINVAL,
+            // ReadTooSmall: a `wait` read too small for the next change's
+            // line, as inotify(7) answers a read too small for its next event.
+            BadName | TooManyNames | DupTag | MsizeTooSmall | NotRegular | IllegalName | ReadTooSmall => EINVAL,
             ReadOnly => ("Read-only file system", libc::EROFS as u32),
             // 9pfuse has no EOPNOTSUPP.
             NoAuth => ("Operation not supported", libc::EOPNOTSUPP as u32),
@@ -203,6 +206,7 @@ mod tests {
         NoAuthFile,
         TooManyWatches,
         TooManyWaits,
+        ReadTooSmall,
         Io,
     ];
 

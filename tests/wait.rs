@@ -108,6 +108,38 @@ fn changes_made_while_no_read_is_parked_come_with_the_next_read_oldest_first() {
     assert_eq!(got, want);
 }
 
+/// Issue 21, defect 7: a read whose count fits no whole pending line was
+/// never answered. It is answered at once, `Invalid argument` (as inotify
+/// answers a read too small for its next event), and loses nothing: the
+/// next read of room enough says the change.
+#[test]
+fn a_read_too_small_for_the_next_line_is_answered_at_once_and_loses_nothing() {
+    let w = Live::new();
+    let (agent, _) = w.claude();
+    let d = w.daemon();
+    let mut c = d.session(Dialect::P2000);
+    let dir = format!("/active/claude/{}", agent.pid);
+    open_wait(&mut c, &format!("{dir}/wait"), 1);
+    set_status(&w, &agent, "busy");
+    // Seen before the read or while it is parked, the change's line does
+    // not fit 5 bytes: the answer comes either way.
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid: 1, offset: 0, count: 5 });
+    let r = answer_reply(&mut c, tag);
+    assert_eq!(r.error().map(|(text, _)| text), Some("Invalid argument".to_string()), "{r:?}");
+    let tag = send_read(&mut c, 1);
+    assert_eq!(answer(&mut c, tag), "status busy\n");
+}
+
+/// The reply to `tag`, whatever it is, within `WAKE_DEADLINE`.
+fn answer_reply(c: &mut Conn, tag: u16) -> Reply {
+    c.set_read_timeout(WAKE_DEADLINE);
+    let r = c.recv();
+    c.set_read_timeout(REPLY_DEADLINE);
+    assert_eq!(r.tag(), tag, "{r:?}");
+    r
+}
+
 #[test]
 fn every_reader_of_one_file_gets_every_change() {
     let w = Live::new();

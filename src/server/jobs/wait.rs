@@ -154,9 +154,16 @@ impl Wait {
             What::Read { reader, count, .. } => (reader, count),
         };
         let Some(Reader::Agent { cursor, .. }) = cx.waits.reader(reader) else { return fail(Error::FidNotOpen) };
-        let (lines, next) = changes(cursor, &now, count as usize, |id, out| index.is_some_and(|i| i.name(id, out)));
+        let (lines, next, unsaid) =
+            changes(cursor, &now, count as usize, |id, out| index.is_some_and(|i| i.name(id, out)));
         if !lines.is_empty() {
             return self.answer(lines, Some(next));
+        }
+        if unsaid {
+            // A change no whole line of fits the count: said at once, and
+            // nothing lost (the cursor stays), as inotify answers a read
+            // too small for its next event.
+            return fail(Error::ReadTooSmall);
         }
         if cx.waits.seq(Some(e.agent)) != e.seq {
             return self.evaluate(cx);
@@ -178,14 +185,15 @@ impl Wait {
 
 /// The lines that say how `now` differs from `was`, oldest first (the
 /// status, each new message, the exit), as many whole lines as fit in
-/// `room` bytes; and the cursor after exactly those. `name` writes a
-/// message's name.
+/// `room` bytes; the cursor after exactly those; and whether a change was
+/// left unsaid because its line did not fit. `name` writes a message's
+/// name.
 pub(crate) fn changes(
     was: &AgentCursor,
     now: &AgentCursor,
     room: usize,
     mut name: impl FnMut(usize, &mut Vec<u8>) -> bool,
-) -> (Vec<u8>, AgentCursor) {
+) -> (Vec<u8>, AgentCursor, bool) {
     let mut out = Vec::new();
     let mut next = was.clone();
     let push = |out: &mut Vec<u8>, line: &[u8]| {
@@ -198,7 +206,7 @@ pub(crate) fn changes(
     if let Some(s) = now.status.as_ref().filter(|s| was.status.as_ref() != Some(*s)) {
         let line = [&b"status "[..], s, b"\n"].concat();
         if !push(&mut out, &line) {
-            return (out, next);
+            return (out, next, true);
         }
         next.status = Some(s.clone());
     }
@@ -209,14 +217,17 @@ pub(crate) fn changes(
         }
         line.push(b'\n');
         if !push(&mut out, &line) {
-            return (out, next);
+            return (out, next, true);
         }
         next.messages = id + 1;
     }
-    if now.gone && !was.gone && next.messages >= now.messages && push(&mut out, b"gone\n") {
+    if now.gone && !was.gone && next.messages >= now.messages {
+        if !push(&mut out, b"gone\n") {
+            return (out, next, true);
+        }
         next.gone = true;
     }
-    (out, next)
+    (out, next, false)
 }
 
 #[cfg(test)]
@@ -234,7 +245,9 @@ mod tests {
 
     #[test]
     fn a_status_change_then_each_new_message_then_the_exit_is_one_line_each() {
-        let (lines, next) = changes(&cursor(Some("busy"), 1, false), &cursor(Some("idle"), 3, true), 4096, names);
+        let (lines, next, unsaid) =
+            changes(&cursor(Some("busy"), 1, false), &cursor(Some("idle"), 3, true), 4096, names);
+        assert!(!unsaid);
         assert_eq!(
             String::from_utf8(lines).unwrap(),
             "status idle\nmessage 00000001-user\nmessage 00000002-user\ngone\n"
@@ -246,12 +259,24 @@ mod tests {
     fn only_whole_lines_that_fit_are_answered_and_the_cursor_moves_past_them_only() {
         let was = cursor(None, 0, false);
         let now = cursor(Some("idle"), 2, false);
-        let (lines, next) = changes(&was, &now, "status idle\nmessage 00000000-user\n".len() + 5, names);
+        let (lines, next, unsaid) = changes(&was, &now, "status idle\nmessage 00000000-user\n".len() + 5, names);
         assert_eq!(String::from_utf8(lines).unwrap(), "status idle\nmessage 00000000-user\n");
         assert_eq!(next, cursor(Some("idle"), 1, false));
-        let (rest, last) = changes(&next, &now, 4096, names);
+        assert!(unsaid, "a message was left for the next read");
+        let (rest, last, _) = changes(&next, &now, 4096, names);
         assert_eq!(String::from_utf8(rest).unwrap(), "message 00000001-user\n");
         assert_eq!(last, now);
+    }
+
+    /// Issue 21, defect 7: a read no whole line fits used to park forever.
+    #[test]
+    fn a_change_whose_line_fits_no_read_is_unsaid_and_the_cursor_stays() {
+        let was = cursor(Some("idle"), 0, false);
+        for now in [cursor(Some("busy"), 0, false), cursor(Some("idle"), 1, false), cursor(Some("idle"), 0, true)] {
+            let (lines, next, unsaid) = changes(&was, &now, 3, names);
+            assert_eq!((lines.as_slice(), unsaid), (&b""[..], true), "{now:?}");
+            assert_eq!(next, was);
+        }
     }
 
     #[test]

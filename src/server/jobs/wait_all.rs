@@ -107,7 +107,11 @@ impl WaitAll {
             What::Read { tag, reader, count } => (tag, reader, count),
         };
         let Some(Reader::Machine { cursor, .. }) = cx.waits.reader(reader) else { return fail(Error::FidNotOpen) };
-        let (lines, next) = changes(cursor, &now, count as usize);
+        let (lines, next, unsaid) = changes(cursor, &now, count as usize);
+        if lines.is_empty() && unsaid {
+            // As an agent's `wait`: a change no read of this count can say.
+            return fail(Error::ReadTooSmall);
+        }
         if !lines.is_empty() {
             let mut bytes = Vec::with_capacity(lines.len() + super::read::RREAD_HEADER_BYTES);
             proto::rread_begin(&mut bytes, tag);
@@ -131,9 +135,10 @@ impl WaitAll {
 
 /// The lines that say how the machine's agents changed from `was` to
 /// `now`, in (harness, pid) order — an agent gone, an agent new (and its
-/// status), a status changed — as many whole lines as fit in `room`; and
-/// the cursor after exactly those.
-pub(crate) fn changes(was: &MachineCursor, now: &MachineCursor, room: usize) -> (Vec<u8>, MachineCursor) {
+/// status), a status changed — as many whole lines as fit in `room`; the
+/// cursor after exactly those; and whether an agent's change was left
+/// unsaid because its lines did not fit.
+pub(crate) fn changes(was: &MachineCursor, now: &MachineCursor, room: usize) -> (Vec<u8>, MachineCursor, bool) {
     let mut out = Vec::new();
     let mut next = was.clone();
     let keys: std::collections::BTreeSet<_> = was.keys().chain(now.keys()).copied().collect();
@@ -153,7 +158,7 @@ pub(crate) fn changes(was: &MachineCursor, now: &MachineCursor, room: usize) -> 
         }
         let all: usize = lines.iter().map(Vec::len).sum();
         if out.len() + all > room {
-            break;
+            return (out, next, true);
         }
         lines.iter().for_each(|l| out.extend_from_slice(l));
         match now.get(&key) {
@@ -161,7 +166,7 @@ pub(crate) fn changes(was: &MachineCursor, now: &MachineCursor, room: usize) -> 
             None => next.remove(&key),
         };
     }
-    (out, next)
+    (out, next, false)
 }
 
 #[cfg(test)]
@@ -177,21 +182,24 @@ mod tests {
     fn an_agent_new_with_its_status_one_gone_and_a_status_changed_are_a_line_each() {
         let was = cursor(&[(Harness::Claude, 10, Some("busy")), (Harness::Codex, 20, None)]);
         let now = cursor(&[(Harness::Claude, 10, Some("idle")), (Harness::Claude, 11, Some("busy"))]);
-        let (lines, next) = changes(&was, &now, 4096);
+        let (lines, next, unsaid) = changes(&was, &now, 4096);
         assert_eq!(
             String::from_utf8(lines).unwrap(),
             "status claude 10 idle\nnew claude 11\nstatus claude 11 busy\ngone codex 20\n"
         );
-        assert_eq!(next, now);
+        assert_eq!((next, unsaid), (now, false));
     }
 
     #[test]
     fn a_change_that_does_not_fit_waits_for_the_next_read() {
         let was = cursor(&[]);
         let now = cursor(&[(Harness::Claude, 10, None), (Harness::Claude, 11, None)]);
-        let (lines, next) = changes(&was, &now, "new claude 10\n".len());
-        assert_eq!(lines, b"new claude 10\n");
+        let (lines, next, unsaid) = changes(&was, &now, "new claude 10\n".len());
+        assert_eq!((lines.as_slice(), unsaid), (&b"new claude 10\n"[..], true));
         assert_eq!(next, cursor(&[(Harness::Claude, 10, None)]));
         assert_eq!(changes(&next, &now, 4096).0, b"new claude 11\n");
+        // A read that fits not even the first: unsaid, the cursor where it was.
+        let (lines, same, unsaid) = changes(&next, &now, 5);
+        assert_eq!((lines.as_slice(), unsaid, same), (&b""[..], true, next));
     }
 }

@@ -11,8 +11,13 @@
 //! where 9pfuse has no phrase for the errno at all (ENAMETOOLONG, EMFILE,
 //! ENFILE, ENOSYS, ENOBUFS, EFBIG, EOPNOTSUPP, ESPIPE) Linux's string stands
 //! alone. Several refusals therefore share a text: the words say the errno,
-//! not which check refused (a refused move logs its reason). The unit tests
-//! carry both tables and hold every entry to them.
+//! not which check refused. Where the dialect carries the errno beside the
+//! text (9P2000.u), a refusal that shares its text says which it was after
+//! it (`Error::reason`: `Operation not permitted: this harness has no
+//! resume form`); Linux reads the errno, 9pfuse still finds its phrase,
+//! and the built-in client, which speaks .u, prints it. A refused move
+//! logs its reason too. The unit tests carry both tables and hold every
+//! entry, and every reason, to them.
 
 /// Every refusal the daemon makes. The text and errno live only in
 /// `Error::entry`, so a test can walk the whole table.
@@ -64,6 +69,7 @@ pub enum Error {
     TooManyWatches,
     TooManyWaits,
     ReadTooSmall,
+    MovesOff,
     Io,
 }
 
@@ -95,7 +101,7 @@ impl Error {
             // ReadTooSmall: a `wait` read too small for the next change's
             // line, as inotify(7) answers a read too small for its next event.
             BadName | TooManyNames | DupTag | MsizeTooSmall | NotRegular | IllegalName | ReadTooSmall => EINVAL,
-            ReadOnly => ("Read-only file system", libc::EROFS as u32),
+            ReadOnly | MovesOff => ("Read-only file system", libc::EROFS as u32),
             // 9pfuse has no EOPNOTSUPP.
             NoAuth => ("Operation not supported", libc::EOPNOTSUPP as u32),
             BadAname => ("No such file or directory", libc::ENOENT as u32),
@@ -128,6 +134,50 @@ impl Error {
             // Past --max-waits: read again later.
             TooManyWaits => ("Resource temporarily unavailable", libc::EAGAIN as u32),
             PermissionDenied => ("Permission denied", libc::EACCES as u32),
+        }
+    }
+
+    /// Why, in words, where the errno's text does not say it: the refusals
+    /// that share a text (the four EPERM moves, every limit) each have
+    /// their own. 9P2000.u carries it after the text (`Conn::error`: Linux
+    /// reads the errno beside it, 9pfuse still finds its phrase), and a
+    /// refused move logs it. No phrase of a client's table is in one, so
+    /// the text still maps to its errno.
+    pub fn reason(self) -> Option<&'static str> {
+        use Error::*;
+        Some(match self {
+            IllegalName => "a zmx session name is 1 to 64 bytes of A-Z a-z 0-9 . _ -",
+            NoSession => "no session resolved for this agent",
+            NoCwd => "the agent's cwd is unknown",
+            NoResumeForm => "this harness has no resume form",
+            NothingToResume => "nothing to resume: the agent has no session id",
+            NameTaken => "a live zmx session holds that name",
+            MoveBusy => "a move of this agent is already in progress",
+            MoveNotGone => "the agent did not exit after SIGTERM and SIGKILL",
+            MoveSpawn => "zmx could not be started",
+            MoveNoPost => "zmx did not post the session before the deadline",
+            MovesOff => "moves are off: the daemon runs without --allow-move",
+            DirTooLarge => "more entries than a listing takes (--max-dir-entries)",
+            ChatTooLong => "more messages than a chat takes (--max-chat-messages)",
+            ChatsBusy => "too many chat refreshes wait for a slot (--max-chats)",
+            ChatLineTooLong => "a transcript line longer than 256 MiB",
+            InflateTooLarge => "decoded transcripts past --max-inflated",
+            TooManyWatches => "as many agents watched as --max-watches",
+            TooManyWaits => "as many reads of wait parked as --max-waits",
+            ReadTooSmall => "the next line of wait does not fit the count",
+            TooManyNames => "a walk of more than 16 names",
+            MsizeTooSmall => "an msize smaller than the daemon takes",
+            _ => return None,
+        })
+    }
+
+    /// The text an Rerror carries in `dialect`: in 9P2000.u the reason
+    /// follows the errno's text (Linux reads the errno beside it); plain
+    /// 9P2000 clients map the text itself, so there it is the text alone.
+    pub fn text_in(self, dialect: crate::proto::Dialect) -> std::borrow::Cow<'static, str> {
+        match (dialect, self.reason()) {
+            (crate::proto::Dialect::P2000u, Some(why)) => format!("{}: {why}", self.text()).into(),
+            _ => self.text().into(),
         }
     }
 
@@ -207,6 +257,7 @@ mod tests {
         TooManyWatches,
         TooManyWaits,
         ReadTooSmall,
+        MovesOff,
         Io,
     ];
 
@@ -436,6 +487,23 @@ mod tests {
                     assert_eq!(both, None, "{e:?}: a Linux text both tables map to its errno exists");
                 }
             }
+        }
+    }
+
+    /// Issue 21, defect 6: in 9P2000.u the text says why, and still maps
+    /// to its errno for 9pfuse (which reads the text, not the errno).
+    #[test]
+    fn a_reason_in_9p2000u_keeps_the_text_and_its_9pfuse_errno() {
+        use crate::proto::Dialect;
+        for e in ALL {
+            let plain = e.text_in(Dialect::P2000);
+            assert_eq!(plain, e.text(), "{e:?}: plain 9P2000 is Linux's string alone");
+            let u = e.text_in(Dialect::P2000u);
+            assert!(u.starts_with(e.text()), "{e:?}: {u}");
+            assert_eq!(ninepfuse_errno(&u), ninepfuse_errno(e.text()), "{e:?}: {u:?}");
+        }
+        for e in [NoSession, NoCwd, NoResumeForm, NothingToResume, MovesOff] {
+            assert!(e.text_in(Dialect::P2000u).len() > e.text().len(), "{e:?} says why");
         }
     }
 

@@ -12,6 +12,10 @@ use common::*;
 
 const TOO_LONG: &str = "No buffer space available";
 
+/// What 9P2000.u says past the cap: the errno's text, then why (issue 21,
+/// defect 6: a limit explains itself where the dialect carries the errno).
+const TOO_LONG_U: &str = "No buffer space available: more messages than a chat takes (--max-chat-messages)";
+
 fn messages(n: u64) -> Vec<u8> {
     lines(&(0..n).map(|i| claude_user(&format!("message {i}"), i)).collect::<Vec<_>>())
 }
@@ -28,16 +32,20 @@ fn past_max_chat_messages_the_listing_answers_an_error_not_a_shorter_list() {
     assert_eq!(chat_names(&mut c, &chat_dir("claude", 100)).len(), 5);
     // Past it: the open of the listing answers the error.
     let err = c.try_list(&chat_dir("claude", 101), LIST_FID, c.msize - IOHDRSZ).expect_err("a listing past the cap");
-    assert_eq!(err, TOO_LONG);
+    assert_eq!(err, TOO_LONG_U);
     walk_whole(&mut c, &chat_dir("claude", 101), LIST_FID);
     let (text, errno) = c.open(LIST_FID, OREAD).expect_error();
-    assert_eq!((text.as_str(), errno), (TOO_LONG, libc::ENOBUFS as u32));
+    assert_eq!((text.as_str(), errno), (TOO_LONG_U, libc::ENOBUFS as u32));
+    // Plain 9P2000 clients map the text itself: Linux's string alone.
+    let mut plain = d.session(Dialect::P2000);
+    let err = plain.try_list(&chat_dir("claude", 101), LIST_FID, plain.msize - IOHDRSZ).expect_err("past the cap");
+    assert_eq!(err, TOO_LONG);
     c.clunk_ok(LIST_FID);
 
     // The chat at the cap grows past it: the same error, on the next look.
     append(&path, &lines(&[claude_assistant("one too many", 9)]));
     let err = c.try_list(&chat_dir("claude", 100), LIST_FID, c.msize - IOHDRSZ).expect_err("a listing past the cap");
-    assert_eq!(err, TOO_LONG);
+    assert_eq!(err, TOO_LONG_U);
     // The daemon still answers everything else.
     assert_eq!(c.cat("/pid", MSG_FID), format!("{}\n", d.pid).as_bytes());
     assert!(c.try_list("/active/claude", LIST_FID, c.msize - IOHDRSZ).is_ok());

@@ -47,7 +47,11 @@ fn without_allow_move_zmx_is_read_only_and_a_write_is_refused_with_the_read_only
     let out = d.client_with_stdin(&["write", "-a", &addr, &zmx], b"mine\n");
     assert!(!out.status.success(), "the write succeeded");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(READ_ONLY), "the client said: {err}");
+    // The built-in client speaks 9P2000.u, where the text says why too.
+    assert!(
+        err.contains(&format!("{READ_ONLY}: moves are off: the daemon runs without --allow-move")),
+        "the client said: {err}"
+    );
     agent.assert_untouched();
     assert!(w.zmx_record().is_none(), "zmx ran without --allow-move");
     assert!(!w.session_socket("mine").exists());
@@ -137,6 +141,12 @@ fn an_agent_whose_session_did_not_resolve_is_not_moved() {
     assert!(!c.reaches(&format!("{dir}/session"), 2), "no session: no file");
     let r = move_agent(&mut c, "claude", &agent, b"mine\n");
     assert_refused(&w, &d, &mut agent, &r, &NO_SESSION);
+    // Issue 21, defect 6: where the dialect carries the errno (9P2000.u),
+    // the text names which of the four EPERM refusals it was.
+    let mut u = d.session(Dialect::P2000u);
+    let r = move_agent(&mut u, "claude", &agent, b"mine\n");
+    let (text, errno) = r.error().expect("refused");
+    assert_eq!((text.as_str(), errno), (format!("{}: {}", NO_SESSION.text, NO_SESSION.logged).as_str(), 1));
 }
 
 #[test]

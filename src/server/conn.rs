@@ -424,8 +424,8 @@ impl Conn {
 
     /// Append an error reply.
     pub(crate) fn error(&mut self, tag: u16, e: crate::errors::Error, trace: bool) {
-        let (text, errno) = e.entry();
-        self.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno }, trace);
+        let text = e.text_in(self.dialect);
+        self.reply(tag, &Rmsg::Error { ename: text.as_bytes(), errno: e.errno() }, trace);
     }
 
     /// Make room for a message of `size` bytes at the front of the

@@ -287,7 +287,9 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
         return Err(Error::FidOpen);
     }
     if intent != Intent::Read {
-        return Err(Error::ReadOnly);
+        // The one file a write could open, with moves off, says so.
+        let zmx = matches!(loc, Some(Loc::Agent { part: Part::Field(crate::active::Field::Zmx), .. }));
+        return Err(if zmx { Error::MovesOff } else { Error::ReadOnly });
     }
     let loc = loc.ok_or(Error::NotFound)?;
     Ok(Some(match loc {

@@ -128,7 +128,11 @@ impl Move {
     fn begin(&mut self, cx: &mut Cx) -> Result<Option<Reply>, Error> {
         let refused = self.check(cx);
         if let Err(e) = refused {
-            log::warn!("move to zmx session \"{}\" refused: {}", self.data.trim_ascii_end().escape_ascii(), why(e));
+            log::warn!(
+                "move to zmx session \"{}\" refused: {}",
+                self.data.trim_ascii_end().escape_ascii(),
+                e.reason().unwrap_or(e.text())
+            );
         }
         refused?;
         cx.moving.insert((self.slot, self.gen));
@@ -275,7 +279,12 @@ impl Move {
         self.cancel_waits(cx);
         self.pidfd = None;
         if let (Err(e), true) = (&result, self.stage != Stage::Start) {
-            log::warn!("move of pid {} to zmx session \"{}\" failed: {}", self.pid, self.name.escape_ascii(), why(*e));
+            log::warn!(
+                "move of pid {} to zmx session \"{}\" failed: {}",
+                self.pid,
+                self.name.escape_ascii(),
+                e.reason().unwrap_or(e.text())
+            );
         }
         Step::Answer(result)
     }
@@ -288,25 +297,5 @@ impl Move {
         if let Some(fd) = self.pidfd {
             cx.ops.close(fd);
         }
-    }
-}
-
-/// Why a move was refused or failed, in words. The client's text is its
-/// errno's (`errors.rs`: one of the strings 9P clients map), which the
-/// four EPERM refusals share, so the log is where an operator reads which
-/// one it was.
-fn why(e: Error) -> &'static str {
-    match e {
-        Error::IllegalName => "a zmx session name is 1 to 64 bytes of A-Z a-z 0-9 . _ -",
-        Error::NoSession => "no session resolved for this agent",
-        Error::NoCwd => "the agent's cwd is unknown",
-        Error::NoResumeForm => "this harness has no resume form",
-        Error::NothingToResume => "nothing to resume: the agent has no session id",
-        Error::NameTaken => "a live zmx session holds that name",
-        Error::MoveBusy => "a move of this agent is already in progress",
-        Error::MoveNotGone => "the agent did not exit after SIGTERM and SIGKILL",
-        Error::MoveSpawn => "zmx could not be started",
-        Error::MoveNoPost => "zmx did not post the session before the deadline",
-        other => other.text(),
     }
 }

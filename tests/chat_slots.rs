@@ -1,4 +1,6 @@
-//! Busy chat slots are a wait, never a refusal (issue 21, defect 2). With
+//! Busy chat slots are a wait, never a refusal (issue 21, defect 2), and a
+//! second pass over every session's `usage` reads digests, not indexes
+//! (defect 3). With
 //! `--max-chats 8`, more transcripts than that being indexed at once used
 //! to answer the next reader `Resource temporarily unavailable`; any
 //! client that reads in parallel (ripgrep over a kernel mount runs a thread
@@ -67,4 +69,61 @@ fn sixty_four_parallel_readers_of_sixty_four_sessions_usage_with_eight_slots_are
         }
     }
     assert!(refused.is_empty(), "{} of {READERS} readers refused:\n{}", refused.len(), refused.join("\n"));
+}
+
+/// Issue 21, defect 3: with every index's entry reused since, a `usage`
+/// read again of a transcript unchanged since it was indexed is its
+/// digest's (a look at the file, no index); one that grew, or was
+/// rewritten in place, is indexed again and counts what it says now.
+#[test]
+fn a_usage_read_again_is_the_digests_while_the_file_is_as_indexed_and_an_index_once_it_changed() {
+    let w = ChatWorld::new();
+    let (a, b) = (uuid(1), uuid(2));
+    let path = w.claude(1, &a, &transcript(1));
+    w.claude(2, &b, &transcript(2));
+    let d = w.daemon(&["--max-chats", "1", "-v", "-v"]);
+    let mut c = d.session(Dialect::P2000);
+    let usage = |c: &mut Conn, sid: &str| c.cat(&format!("/sessions/claude/{sid}/usage"), 1);
+    let first = usage(&mut c, &a);
+    usage(&mut c, &b); // a's entry is b's now
+    let digest_reads = || d.stderr().matches(": its digest").count();
+    let before = digest_reads();
+    assert_eq!(usage(&mut c, &a), first, "read again, unchanged");
+    assert!(digest_reads() > before, "the second read was not the digest's:\n{}", d.stderr());
+
+    // Grown: indexed again, and the new reply counted.
+    let grown = r#"{"type":"assistant","sessionId":"s","uuid":"grown-1","timestamp":"2026-01-01T00:00:00.000Z","message":{"id":"msg_grown","model":"claude-x","role":"assistant","content":[],"usage":{"input_tokens":1000000,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}"#;
+    append(&path, &lines(&[grown.to_string()]));
+    usage(&mut c, &b);
+    let after = usage(&mut c, &a);
+    let input = |u: &[u8]| String::from_utf8_lossy(u).lines().next().unwrap().to_string();
+    let (was, now): (u64, u64) = (
+        input(&first).trim_start_matches("input ").parse().unwrap(),
+        input(&after).trim_start_matches("input ").parse().unwrap(),
+    );
+    assert_eq!(now, was + 1_000_000, "the grown file's usage");
+
+    // Rewritten in place at the same size and, as within the clock's tick,
+    // the same mtime: only the ends of what was indexed, read afresh as a
+    // live index's are, tell. An index a moment old will do for a usage
+    // (CHAT_FRESH_FOR), so the new count comes once that moment is past;
+    // b's chat listed each time takes the one index, so a's usage is its
+    // digest's or an index anew.
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    let mtime = file.metadata().unwrap().modified().unwrap();
+    let mut body = std::fs::read(&path).unwrap();
+    let end = body.len() - br#""cache_read_input_tokens":0}}}"#.len() - 1;
+    body[end..end + 28].copy_from_slice(br#""cache_read_input_tokens":7}"#);
+    std::fs::write(&path, &body).unwrap();
+    file.set_modified(mtime).unwrap();
+    let cache_read = |u: &[u8]| -> u64 {
+        let text = String::from_utf8_lossy(u).to_string();
+        text.lines().find_map(|l| l.strip_prefix("cache_read ")).unwrap().parse().unwrap()
+    };
+    let want = cache_read(&after) + 7;
+    let got = poll(std::time::Duration::from_secs(10), || {
+        chat_names(&mut c, &format!("/sessions/claude/{b}/chat"));
+        Some(usage(&mut c, &a)).filter(|u| cache_read(u) == want)
+    });
+    assert!(got.is_some(), "the rewritten file's usage never counted its new bytes:\n{}", d.stderr());
 }

@@ -281,7 +281,11 @@ fn past_the_watch_cap_an_open_of_wait_is_refused_no_space_left_on_device() {
     open_wait(&mut c, &format!("/active/claude/{}/wait", a.pid), 1);
     c.walk_path(&format!("/active/claude/{}/wait", b.pid), 2);
     let (text, errno) = c.open(2, OREAD).expect_error();
-    assert_eq!((text.as_str(), errno), ("No space left on device", libc::ENOSPC as u32));
+    // 9P2000.u: the errno's text, then which limit (issue 21, defect 6).
+    assert_eq!(
+        (text.as_str(), errno),
+        ("No space left on device: as many agents watched as --max-watches", libc::ENOSPC as u32)
+    );
     c.clunk_ok(1);
     c.open_ok(2, OREAD);
 }

@@ -85,6 +85,24 @@ pub struct Probe {
     pub tail: (u64, usize),
 }
 
+/// The ends of what an index covered: where they are, and their bytes, so
+/// a file can be checked after the index is gone (`chat::digest`) as
+/// `Index::unchanged` checks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ends {
+    pub probe: Probe,
+    head: [u8; PROBE_LEN],
+    tail: [u8; PROBE_LEN],
+}
+
+impl Ends {
+    /// Whether `head` and `tail`, read afresh at `probe`, are the bytes
+    /// that were indexed.
+    pub(crate) fn hold(&self, head: &[u8], tail: &[u8]) -> bool {
+        head == &self.head[..self.probe.head.1] && tail == &self.tail[..self.probe.tail.1]
+    }
+}
+
 impl Index {
     /// An empty index of a transcript in `format` that holds at most
     /// `max_messages` messages (capped at `MAX_MESSAGES_LIMIT`).
@@ -239,6 +257,11 @@ impl Index {
     /// Where the bytes `unchanged` compares are.
     pub fn probe(&self) -> Probe {
         Probe { head: (self.head_at, self.head_len), tail: (self.covered - self.tail_len as u64, self.tail_len) }
+    }
+
+    /// The ends `unchanged` compares, bytes and all.
+    pub(crate) fn ends(&self) -> Ends {
+        Ends { probe: self.probe(), head: self.head, tail: self.tail }
     }
 
     /// Whether the file still holds what was indexed, given the bytes at

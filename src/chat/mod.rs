@@ -66,6 +66,7 @@ mod codex;
 mod conv;
 mod cursor;
 mod dedupe;
+pub(crate) mod digest;
 pub mod drift;
 mod dsh;
 mod escape;

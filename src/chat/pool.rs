@@ -19,6 +19,7 @@
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
+use super::digest::{Digest, Digests, Seen};
 use super::{Format, Index};
 
 /// The default for `--max-chats`: transcripts indexed at once (the seed's
@@ -76,6 +77,8 @@ pub(crate) struct Inflated {
 
 pub(crate) struct Pool {
     entries: Vec<Entry>,
+    /// What each index said, kept past its entry (`digest`).
+    pub digests: Digests,
     max: usize,
     max_messages: usize,
     tick: u64,
@@ -88,7 +91,7 @@ pub(crate) struct AllBusy;
 
 impl Pool {
     pub(crate) fn new(max: usize, max_messages: usize) -> Pool {
-        Pool { entries: Vec::new(), max: max.max(1), max_messages, tick: 0, next_gen: 0 }
+        Pool { entries: Vec::new(), digests: Digests::default(), max: max.max(1), max_messages, tick: 0, next_gen: 0 }
     }
 
     /// The entry of a transcript, made or reused when it has none: an
@@ -205,6 +208,14 @@ impl Pool {
     pub(crate) fn inflated(&self, dev: u64, ino: u64, btime: i64, size: u64, mtime: i128) -> Option<&Inflated> {
         let e = self.entries.iter().find(|e| e.dev == dev && e.ino == ino && e.btime == btime)?;
         e.inflated.as_ref().filter(|c| c.source == (size, mtime))
+    }
+
+    /// Keep what entry `i`'s index says of its file, indexed as `seen`.
+    pub(crate) fn remember(&mut self, i: usize, seen: Seen) {
+        let e = &self.entries[i];
+        let (usage, messages, covered) = (e.index.usage().clone(), e.index.len(), e.index.covered());
+        let digest = Digest { seen, usage, messages, covered, ends: e.index.ends() };
+        self.digests.put((e.dev, e.ino, e.btime), digest);
     }
 
     /// The entry at `i`, whatever its generation.

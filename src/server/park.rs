@@ -366,7 +366,7 @@ impl Server {
     /// sharing the refresh of its transcript with anyone else reading it;
     /// with `recent`, one that landed a moment ago will do.
     fn wait_chat(&mut self, id: Id, of: &super::jobs::ChatOf, need: Need) {
-        let recent = need == Need::Recent;
+        let recent = matches!(need, Need::Recent | Need::Usage);
         let Some(refresh) = Refresh::for_chat(&self.world, of, need == Need::Watched) else {
             return self.step(id, Event::Refreshed(Err(Error::NotFound)));
         };
@@ -382,8 +382,14 @@ impl Server {
             // A refresh under way may have sized the file before what this
             // request must see was written (a wait woken by that very
             // append): unless an older index will do, it goes round again.
-            if let (false, Some(Job::Refresh(running))) = (recent, self.reqs.get_mut(r).map(|rec| &mut rec.job)) {
-                running.again();
+            if let Some(Job::Refresh(running)) = self.reqs.get_mut(r).map(|rec| &mut rec.job) {
+                if !recent {
+                    running.again();
+                }
+                if need != Need::Usage {
+                    // This one reads the index: a digest will not do.
+                    running.needs_index();
+                }
             }
             return self.reqs.wait_for(r, id);
         }
@@ -391,6 +397,9 @@ impl Server {
         // A `wait` reader's refresh takes no slot (`slots`); any other
         // takes one, or queues for one.
         let mut refresh = refresh;
+        if need != Need::Usage {
+            refresh.needs_index();
+        }
         let go = need == Need::Watched || self.reqs.slots.take();
         if go && need != Need::Watched {
             refresh.take_slot();

@@ -3,6 +3,7 @@
 //! connection, and the helper that drives a batch of probes.
 
 use crate::active::agents::Agents;
+use crate::chat::digest::FileId;
 use crate::chat::pool::{ChatRef, Pool};
 use crate::errors::Error;
 use crate::proto::Qid;
@@ -36,6 +37,9 @@ pub(crate) enum Event {
     Scanned(Result<(), Error>),
     /// The chat refresh it waited for is over: the entry, or why not.
     Refreshed(Result<ChatRef, Error>),
+    /// The refresh of a `usage` found the file as its digest says it was
+    /// indexed (`chat::digest`): the digest's file.
+    Counted(FileId),
     /// The watch it parked on moved: what it reports may have changed.
     Changed,
     /// The observation of an agent it waited for is over: what it found is
@@ -88,6 +92,9 @@ pub(crate) enum Need {
     /// Refreshed now, for a `wait` reader's count of messages: its pool
     /// entry may be made past `--max-chats` (its watch pins it).
     Watched,
+    /// For a `usage`: as `Recent`, and a file that is as its digest says
+    /// it was indexed needs no index at all (`Event::Counted`).
+    Usage,
 }
 
 /// The outcome of a job of the daemon's own, as each of its waiters gets it.
@@ -95,6 +102,7 @@ pub(crate) enum Need {
 pub(crate) enum Wake {
     Scanned(Result<(), Error>),
     Refreshed(Result<ChatRef, Error>),
+    Counted(FileId),
     Observed(Result<(), Error>),
 }
 
@@ -103,6 +111,7 @@ impl From<Wake> for Event {
         match w {
             Wake::Scanned(r) => Event::Scanned(r),
             Wake::Refreshed(r) => Event::Refreshed(r),
+            Wake::Counted(f) => Event::Counted(f),
             Wake::Observed(r) => Event::Observed(r),
         }
     }

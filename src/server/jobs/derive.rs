@@ -49,11 +49,11 @@ impl Derive {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         if let Some(sum) = &mut self.sum {
-            let Event::Refreshed(r) = ev else { return Step::Wait };
-            if let Err(e) = sum.0.refreshed(cx, r) {
-                return fail(e);
+            match sum.0.landed(cx, ev) {
+                None => return Step::Wait,
+                Some(Err(e)) => return fail(e),
+                Some(Ok(())) => return self.summed(cx),
             }
-            return self.summed(cx);
         }
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;

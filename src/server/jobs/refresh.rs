@@ -37,6 +37,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
 
+use crate::chat::digest::{FileId, Seen};
 use crate::chat::pool::ChatRef;
 use crate::chat::Format;
 use crate::errors::Error;
@@ -126,15 +127,30 @@ pub(crate) struct Refresh {
     compressed: bool,
     /// It holds a chat slot (`server::slots`), given back when it finishes.
     slotted: bool,
+    /// Every request waiting on it wants only the usage: a file as its
+    /// digest says it was indexed needs no index (`Event::Counted`).
+    usage_only: bool,
+    /// The file as this refresh's open saw it, for its digest.
+    seen: Option<Seen>,
 }
 
 enum Stage {
     /// Made, waiting for a chat slot: started by the first event it gets.
     Queued,
     Open(Batch),
+    /// The ends its digest names being read afresh: as they were, its
+    /// usage is the digest's and nothing is indexed.
+    Digest(Box<Checking>),
     Inflate(Box<Inflate>),
     Verify,
     Index,
+}
+
+/// A file a digest may hold for, open, while its ends are read.
+struct Checking {
+    file: FileId,
+    fd: OwnedFd,
+    meta: Meta,
 }
 
 impl Refresh {
@@ -175,6 +191,8 @@ impl Refresh {
             again: false,
             compressed,
             slotted: false,
+            usage_only: true,
+            seen: None,
         })
     }
 
@@ -187,6 +205,12 @@ impl Refresh {
         if !matches!(self.stage, Stage::Queued | Stage::Open(_)) {
             self.again = true;
         }
+    }
+
+    /// A request that reads the index itself waits on it: no digest will
+    /// do in its place.
+    pub(crate) fn needs_index(&mut self) {
+        self.usage_only = false;
     }
 
     /// It takes (or is handed) a chat slot.
@@ -226,6 +250,11 @@ impl Refresh {
                 Err(e) => self.inflate_failed(cx, e),
             },
             (Stage::Inflate(_), Event::Resume) => self.inflate_step(cx),
+            (Stage::Digest(_), Event::Done(op, c)) if op == OP_HEAD || op == OP_TAIL => {
+                let bytes = if c.result < 0 { Vec::new() } else { c.buf };
+                *if op == OP_HEAD { &mut self.head } else { &mut self.tail } = Some(bytes);
+                self.digest_checked(cx)
+            }
             (Stage::Verify, Event::Done(op, c)) if op == OP_HEAD || op == OP_TAIL => {
                 let bytes = if c.result < 0 { Vec::new() } else { c.buf };
                 if op == OP_HEAD {
@@ -253,6 +282,55 @@ impl Refresh {
                 return self.done(cx, Err(Error::NotFound));
             }
         };
+        let file = (meta.dev, meta.ino, meta.btime);
+        let seen = Seen { size: meta.size, mtime_ns: mtime_ns(&meta), format: self.format };
+        self.seen = Some(seen);
+        let probe = cx.chats.digests.get(file, seen).filter(|_| self.usage_only).map(|d| d.ends.probe);
+        match probe {
+            // A compressed file's size and mtime are its check (its copy's
+            // ends went with the copy).
+            Some(_) if self.compressed => {
+                cx.ops.close(fd);
+                self.counted(file)
+            }
+            Some(probe) => {
+                let raw = fd.as_raw_fd();
+                self.stage = Stage::Digest(Box::new(Checking { file, fd, meta }));
+                self.read_from(cx, raw, OP_HEAD, probe.head.0, probe.head.1);
+                self.read_from(cx, raw, OP_TAIL, probe.tail.0, probe.tail.1);
+                Step::Wait
+            }
+            None => self.take_entry(cx, fd, meta),
+        }
+    }
+
+    /// Both ends its digest names are back: as they were (and nobody who
+    /// joined since reads the index itself), its usage is the digest's;
+    /// else it is indexed as any other.
+    fn digest_checked(&mut self, cx: &mut Cx) -> Step {
+        if self.head.is_none() || self.tail.is_none() {
+            return Step::Wait;
+        }
+        let (head, tail) = (self.head.take().unwrap_or_default(), self.tail.take().unwrap_or_default());
+        let Stage::Digest(c) = std::mem::replace(&mut self.stage, Stage::Verify) else { return Step::Wait };
+        let holds = cx.chats.digests.of(c.file).is_some_and(|d| d.ends.hold(&head, &tail));
+        if holds && self.usage_only {
+            cx.ops.close(c.fd);
+            return self.counted(c.file);
+        }
+        let Checking { fd, meta, .. } = *c;
+        self.take_entry(cx, fd, meta)
+    }
+
+    /// As it was indexed: its usage is its digest's.
+    fn counted(&mut self, file: FileId) -> Step {
+        log::debug!("usage of {}: its digest", self.key.1.escape_ascii());
+        Step::Finished(Wake::Counted(file))
+    }
+
+    /// The file is open and needs its index: find its entry, then verify
+    /// its ends or index.
+    fn take_entry(&mut self, cx: &mut Cx, fd: OwnedFd, meta: Meta) -> Step {
         let (r, old) = match cx.chats.entry(meta.dev, meta.ino, meta.btime, self.format, self.watched) {
             Ok(got) => got,
             Err(_) => {
@@ -398,18 +476,14 @@ impl Refresh {
     /// indexed bytes' ends).
     fn read_at(&mut self, cx: &mut Cx, op: u32, offset: u64, len: usize) {
         if let Some(fd) = self.fd(cx) {
-            cx.ops.submit(
-                op,
-                Sub::Read {
-                    fd,
-                    owned: None,
-                    buf: Vec::with_capacity(len),
-                    len: len as u32,
-                    offset,
-                    expect: len as u32,
-                },
-            );
+            self.read_from(cx, fd, op, offset, len);
         }
+    }
+
+    /// `read_at` of the open file `fd`.
+    fn read_from(&mut self, cx: &mut Cx, fd: std::os::fd::RawFd, op: u32, offset: u64, len: usize) {
+        let buf = Vec::with_capacity(len);
+        cx.ops.submit(op, Sub::Read { fd, owned: None, buf, len: len as u32, offset, expect: len as u32 });
     }
 
     /// The transcript's fd, held by its entry.
@@ -576,6 +650,10 @@ impl Refresh {
     /// when a request that needs the file as it is now joined it late,
     /// look at the file again first.
     fn done(&mut self, cx: &mut Cx, result: Result<(), Error>) -> Step {
+        // What this refresh indexed, its digest keeps past the entry.
+        if let (Ok(()), Some(i), Some(seen)) = (&result, self.marked, self.seen) {
+            cx.chats.remember(i, seen);
+        }
         self.unmark(cx);
         self.windows.clear();
         if std::mem::take(&mut self.again) && result.is_ok() {
@@ -615,6 +693,7 @@ impl Refresh {
         self.unmark(cx);
         match self.stage {
             Stage::Open(batch) => batch.release(&mut cx.ops),
+            Stage::Digest(c) => cx.ops.close(c.fd),
             Stage::Inflate(inf) => release_inflate(cx, *inf),
             _ => {}
         }

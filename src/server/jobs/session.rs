@@ -221,11 +221,11 @@ impl Session {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
         if let Some(sum) = &mut self.sum {
-            let Event::Refreshed(r) = ev else { return JobStep::Wait };
-            if let Err(e) = sum.0.refreshed(cx, r) {
-                return fail(e);
+            match sum.0.landed(cx, ev) {
+                None => return JobStep::Wait,
+                Some(Err(e)) => return fail(e),
+                Some(Ok(())) => return self.summed(cx),
             }
-            return self.summed(cx);
         }
         if let Some(l) = &mut self.looks {
             if l.next > 0 || !l.batch.is_empty() {

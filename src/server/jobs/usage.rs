@@ -8,11 +8,10 @@
 //! whose transcript went (a subagent's file removed since the listing)
 //! counts nothing; any other failure is the answer, never a short count.
 
-use crate::chat::pool::ChatRef;
 use crate::chat::usage::Usage;
 use crate::errors::Error;
 
-use super::cx::{ChatOf, Cx, Need, Step};
+use super::cx::{ChatOf, Cx, Event, Need, Step};
 
 pub(crate) struct UsageSum {
     chats: Vec<ChatOf>,
@@ -28,22 +27,27 @@ impl UsageSum {
 
     /// The next chat to wait for, or `None` when every one is counted.
     pub(crate) fn ask(&self) -> Option<Step> {
-        // An index a moment old will do: what it counted was written.
-        self.chats.get(self.next).map(|of| Step::WaitChat { of: of.clone(), need: Need::Recent })
+        // An index a moment old will do: what it counted was written; and
+        // a file as its digest says it was indexed needs none at all.
+        self.chats.get(self.next).map(|of| Step::WaitChat { of: of.clone(), need: Need::Usage })
     }
 
-    /// The chat asked for is back: add what its index counted.
-    pub(crate) fn refreshed(&mut self, cx: &Cx, r: Result<ChatRef, Error>) -> Result<(), Error> {
+    /// The chat asked for is back, `ev`: add what its index, or its
+    /// digest, counted. `None` for an event that is not its answer.
+    pub(crate) fn landed(&mut self, cx: &Cx, ev: Event) -> Option<Result<(), Error>> {
+        let usage = match ev {
+            Event::Refreshed(Ok(r)) => cx.chats.get(r).map(|e| e.index.usage()),
+            Event::Counted(file) => cx.chats.digests.of(file).map(|d| &d.usage),
+            // A chat whose transcript went counts nothing.
+            Event::Refreshed(Err(Error::NotFound)) => None,
+            Event::Refreshed(Err(e)) => return Some(Err(e)),
+            _ => return None,
+        };
         self.next += 1;
-        match r {
-            Ok(r) => {
-                let e = cx.chats.get(r).ok_or(Error::NotFound)?;
-                self.total.add(e.index.usage());
-                Ok(())
-            }
-            Err(Error::NotFound) => Ok(()),
-            Err(e) => Err(e),
+        if let Some(u) = usage {
+            self.total.add(u);
         }
+        Some(Ok(()))
     }
 
     /// The file's text.

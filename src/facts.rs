@@ -67,7 +67,8 @@ pub(crate) struct Name {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Fact {
     Bytes(Vec<u8>),
-    Names(Vec<Name>),
+    /// Shared: a listing kept (`server::listings`) is served again.
+    Names(std::rc::Rc<Vec<Name>>),
     Link(Vec<u8>),
     Meta(Meta),
 }
@@ -135,7 +136,7 @@ impl Facts {
     /// A directory's names; an unreadable directory lists nothing.
     pub fn names(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[Name]> {
         match self.get(Want::List { root, rel: rel.to_vec() }, needs)? {
-            Ok(Fact::Names(n)) => Some(n),
+            Ok(Fact::Names(n)) => Some(n.as_slice()),
             _ => Some(&[]),
         }
     }

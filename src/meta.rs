@@ -22,6 +22,16 @@ pub(crate) const QID_PATH_SYNTHETIC: u64 = 1 << 63;
 pub(crate) const STATX_MASK: u32 = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
 
 /// What a statx said about a file on disk.
+/// How long after a file's last change what is read of it must be taken
+/// for its times to say when it changes again: several ticks of the
+/// coarsest clock the kernel stamps times with (HZ=100: 10 ms).
+pub(crate) const SETTLED_NS: i128 = 50_000_000;
+
+/// Now, in ns since the epoch, as file times count.
+pub(crate) fn wall_ns() -> i128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Meta {
     pub dev: u64,
@@ -88,6 +98,24 @@ impl Meta {
 
     pub(crate) fn is_dir(&self) -> bool {
         self.kind() == libc::S_IFDIR
+    }
+
+    /// The mtime and the ctime, in ns since the epoch.
+    pub(crate) fn mtime_ns(&self) -> i128 {
+        i128::from(self.mtime) * 1_000_000_000 + i128::from(self.mtime_nsec)
+    }
+
+    pub(crate) fn ctime_ns(&self) -> i128 {
+        i128::from(self.ctime) * 1_000_000_000 + i128::from(self.ctime_nsec)
+    }
+
+    /// Whether what was read of the file (or directory) at `taken_ns`
+    /// (wall clock) is known to be out of date the moment it changes: it
+    /// had last changed `SETTLED_NS` before, so any change after stamps a
+    /// later mtime and ctime, coarse clock or not. (The ctime no call can
+    /// set back: a file touched to an old mtime still moves its ctime.)
+    pub(crate) fn settled_by(&self, taken_ns: i128) -> bool {
+        self.mtime_ns().max(self.ctime_ns()) + SETTLED_NS <= taken_ns
     }
 
     pub(crate) fn is_symlink(&self) -> bool {

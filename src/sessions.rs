@@ -438,10 +438,19 @@ fn claude_subagents(main: &[u8], sid: &[u8], facts: &Facts, needs: &mut Vec<Want
     let Some(stem) = main.strip_suffix(b".jsonl") else { return Some(Ok(Vec::new())) };
     let dir = join(stem, b"subagents");
     let project = &main[..memchr::memrchr(b'/', main).unwrap_or(0)];
-    let (new, old) = (names(facts, h, &dir, needs), names(facts, h, project, needs));
-    let (new, old) = match (new?, old?) {
-        (Ok(n), Ok(o)) => (n, o),
-        (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+    // The project's listing says whether the session has a directory of
+    // its own at all: only then is its `subagents/` listed.
+    let old = match names(facts, h, project, needs)? {
+        Ok(o) => o,
+        Err(e) => return Some(Err(e)),
+    };
+    let own = &stem[project.len() + usize::from(!project.is_empty())..];
+    let new = match old.iter().any(|n| is_dir(n) && n.name == own) {
+        true => match names(facts, h, &dir, needs)? {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e)),
+        },
+        false => &[],
     };
     let agent = |n: &Name| -> Option<Vec<u8>> {
         let name = n.name.strip_prefix(b"agent-")?.strip_suffix(b".jsonl")?;
@@ -708,14 +717,14 @@ mod tests {
         let h = Root::Harness(Harness::Codex);
         let dir = |name: &str, ino| Name { name: name.as_bytes().to_vec(), ino, d_type: libc::DT_DIR };
         let list = |rel: &str| Want::List { root: h, rel: rel.as_bytes().to_vec() };
-        f.insert(list("sessions"), Ok(Fact::Names(vec![dir("2026", 1)])));
-        f.insert(list("sessions/2026"), Ok(Fact::Names(vec![dir("03", 2)])));
-        f.insert(list("sessions/2026/03"), Ok(Fact::Names(vec![dir("02", 3)])));
+        f.insert(list("sessions"), Ok(Fact::Names(vec![dir("2026", 1)].into())));
+        f.insert(list("sessions/2026"), Ok(Fact::Names(vec![dir("03", 2)].into())));
+        f.insert(list("sessions/2026/03"), Ok(Fact::Names(vec![dir("02", 3)].into())));
         let files = rollouts
             .iter()
             .map(|(n, ino)| Name { name: n.as_bytes().to_vec(), ino: *ino, d_type: libc::DT_REG })
             .collect();
-        f.insert(list("sessions/2026/03/02"), Ok(Fact::Names(files)));
+        f.insert(list("sessions/2026/03/02"), Ok(Fact::Names(std::rc::Rc::new(files))));
         f.insert(list("archived_sessions"), Err(libc::ENOENT));
         f
     }

@@ -127,3 +127,60 @@ fn a_usage_read_again_is_the_digests_while_the_file_is_as_indexed_and_an_index_o
     });
     assert!(got.is_some(), "the rewritten file's usage never counted its new bytes:\n{}", d.stderr());
 }
+
+/// Whether `path` last changed long enough ago (the daemon's
+/// `SETTLED_NS`, 50 ms, with room) that its times alone say when it
+/// changes again.
+fn settled(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    let changed = (m.mtime() * 1_000_000_000 + m.mtime_nsec()).max(m.ctime() * 1_000_000_000 + m.ctime_nsec());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    changed + 100_000_000 <= now
+}
+
+#[test]
+fn a_file_indexed_after_it_settled_is_counted_again_from_a_look_until_it_changes() {
+    let w = ChatWorld::new();
+    let (a, b) = (uuid(1), uuid(2));
+    let path = w.claude(1, &a, &transcript(1));
+    let other = w.claude(2, &b, &transcript(2));
+    let waited = poll(std::time::Duration::from_secs(10), || Some(()).filter(|()| settled(&path) && settled(&other)));
+    assert!(waited.is_some(), "the files never settled");
+    let d = w.daemon(&["--max-chats", "1", "-v", "-v"]);
+    let mut c = d.session(Dialect::P2000);
+    let usage = |c: &mut Conn, sid: &str| c.cat(&format!("/sessions/claude/{sid}/usage"), 1);
+    let first = usage(&mut c, &a);
+    usage(&mut c, &b);
+    let looks = || d.stderr().matches(": its digest (a look)").count();
+    assert_eq!(looks(), 0, "nothing was indexed before:\n{}", d.stderr());
+    // Once the index no longer counts as fresh for a usage
+    // (CHAT_FRESH_FOR), a read again is a look at the file.
+    let looked = poll(std::time::Duration::from_secs(10), || {
+        assert_eq!(usage(&mut c, &a), first, "read again, unchanged");
+        Some(()).filter(|()| looks() > 0)
+    });
+    assert!(looked.is_some(), "a read again was never a look at a's settled file:\n{}", d.stderr());
+    let before = looks();
+
+    // Touched back to its old mtime after a change: the ctime still moved,
+    // and it is indexed again.
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    let mtime = file.metadata().unwrap().modified().unwrap();
+    let mut body = std::fs::read(&path).unwrap();
+    let end = body.len() - br#""cache_read_input_tokens":2}}}"#.len() - 1;
+    body[end..end + 28].copy_from_slice(br#""cache_read_input_tokens":9}"#);
+    std::fs::write(&path, &body).unwrap();
+    file.set_modified(mtime).unwrap();
+    let cache_read = |u: &[u8]| -> u64 {
+        let text = String::from_utf8_lossy(u).to_string();
+        text.lines().find_map(|l| l.strip_prefix("cache_read ")).unwrap().parse().unwrap()
+    };
+    let want = cache_read(&first) + 7;
+    let got = poll(std::time::Duration::from_secs(10), || {
+        let now = cache_read(&usage(&mut c, &a));
+        assert!(now == want || looks() == before, "a look counted the changed file:\n{}", d.stderr());
+        Some(()).filter(|()| now == want)
+    });
+    assert!(got.is_some(), "the rewritten file's usage never counted its new bytes:\n{}", d.stderr());
+}

@@ -28,12 +28,20 @@ pub const DIGESTS_MAX: usize = 1 << 16;
 /// A transcript file: (dev, ino, birth time), as the pool keys entries.
 pub(crate) type FileId = (u64, u64, i64);
 
-/// The file as it was indexed: its size and mtime (ns), and its format.
+/// The file as it was indexed: its size, mtime and ctime (ns), and its
+/// format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seen {
     pub size: u64,
     pub mtime_ns: i128,
+    pub ctime_ns: i128,
     pub format: Format,
+}
+
+impl Seen {
+    pub(crate) fn of(m: &crate::meta::Meta, format: Format) -> Seen {
+        Seen { size: m.size, mtime_ns: m.mtime_ns(), ctime_ns: m.ctime_ns(), format }
+    }
 }
 
 /// What an index of the file said.
@@ -50,22 +58,38 @@ pub(crate) struct Digest {
     /// are its copy's, which is not kept: its size and mtime are its
     /// check, as its copy's are.)
     pub ends: Ends,
+    /// It was indexed `meta::SETTLED_NS` after the file last changed: its
+    /// times alone say whether it still holds, no ends need reading
+    /// (`Meta::settled_by`).
+    pub settled: bool,
 }
+
+/// Where a transcript is: its harness and its path beneath the base.
+pub(crate) type PathKey = (crate::harness::Harness, Vec<u8>);
 
 #[derive(Default)]
 pub(crate) struct Digests {
     map: HashMap<FileId, (Digest, u64)>,
+    /// The file each path was last indexed as: a refresh of a path whose
+    /// digest is settled may start with a statx alone.
+    paths: HashMap<PathKey, FileId>,
     tick: u64,
 }
 
 impl Digests {
-    /// The index of `file` said `digest`.
-    pub(crate) fn put(&mut self, file: FileId, digest: Digest) {
+    /// The index of `file`, at `path`, said `digest`.
+    pub(crate) fn put(&mut self, path: PathKey, file: FileId, digest: Digest) {
         if self.map.len() >= DIGESTS_MAX && !self.map.contains_key(&file) {
             self.drop_oldest_half();
         }
         self.tick += 1;
         self.map.insert(file, (digest, self.tick));
+        self.paths.insert(path, file);
+    }
+
+    /// Whether `path`'s last digest is settled: a statx can say it holds.
+    pub(crate) fn settled_at(&self, path: &PathKey) -> bool {
+        self.paths.get(path).and_then(|f| self.map.get(f)).is_some_and(|(d, _)| d.settled)
     }
 
     /// The digest of `file` if it is still as `seen`.
@@ -87,6 +111,8 @@ impl Digests {
         ticks.sort_unstable();
         let cut = ticks[ticks.len() / 2];
         self.map.retain(|_, (_, t)| *t >= cut);
+        let map = &self.map;
+        self.paths.retain(|_, f| map.contains_key(f));
     }
 
     #[cfg(test)]
@@ -100,21 +126,27 @@ mod tests {
     use super::*;
 
     fn seen(size: u64) -> Seen {
-        Seen { size, mtime_ns: 7, format: Format::Claude }
+        Seen { size, mtime_ns: 7, ctime_ns: 7, format: Format::Claude }
     }
 
     fn digest(size: u64) -> Digest {
         let ends = crate::chat::Index::new(Format::Claude, 1).ends();
-        Digest { seen: seen(size), usage: Usage::default(), messages: 3, covered: size, ends }
+        Digest { seen: seen(size), usage: Usage::default(), messages: 3, covered: size, ends, settled: true }
+    }
+
+    fn path(n: u64) -> PathKey {
+        (crate::harness::Harness::Claude, n.to_string().into_bytes())
     }
 
     #[test]
     fn a_digest_holds_only_while_the_file_is_as_it_was_indexed() {
         let mut d = Digests::default();
-        d.put((1, 2, 3), digest(100));
+        d.put(path(1), (1, 2, 3), digest(100));
+        assert!(d.settled_at(&path(1)) && !d.settled_at(&path(2)));
         assert_eq!(d.get((1, 2, 3), seen(100)).map(|d| d.messages), Some(3));
         assert!(d.get((1, 2, 3), seen(101)).is_none(), "grown");
         assert!(d.get((1, 2, 3), Seen { mtime_ns: 8, ..seen(100) }).is_none(), "rewritten");
+        assert!(d.get((1, 2, 3), Seen { ctime_ns: 8, ..seen(100) }).is_none(), "touched back to its old mtime");
         assert!(d.get((1, 2, 3), Seen { format: Format::Codex, ..seen(100) }).is_none(), "read otherwise");
         assert!(d.get((1, 2, 4), seen(100)).is_none(), "another file on the inode");
     }
@@ -123,12 +155,13 @@ mod tests {
     fn past_the_cap_the_half_used_longest_ago_goes() {
         let mut d = Digests::default();
         for i in 0..DIGESTS_MAX as u64 {
-            d.put((0, i, 0), digest(1));
+            d.put(path(i), (0, i, 0), digest(1));
         }
         assert!(d.get((0, 0, 0), seen(1)).is_some(), "used again: now the newest");
-        d.put((0, u64::MAX, 0), digest(1));
+        d.put(path(u64::MAX), (0, u64::MAX, 0), digest(1));
         assert!(d.len() <= DIGESTS_MAX / 2 + 2, "{}", d.len());
         assert!(d.get((0, 0, 0), seen(1)).is_some(), "the one used lately stays");
         assert!(d.get((0, 1, 0), seen(1)).is_none(), "one used long ago went");
+        assert!(!d.settled_at(&path(1)), "and its path's hint with it");
     }
 }

@@ -19,7 +19,7 @@
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
-use super::digest::{Digest, Digests, Seen};
+use super::digest::{Digest, Digests, PathKey, Seen};
 use super::{Format, Index};
 
 /// The default for `--max-chats`: transcripts indexed at once (the seed's
@@ -210,12 +210,13 @@ impl Pool {
         e.inflated.as_ref().filter(|c| c.source == (size, mtime))
     }
 
-    /// Keep what entry `i`'s index says of its file, indexed as `seen`.
-    pub(crate) fn remember(&mut self, i: usize, seen: Seen) {
+    /// Keep what entry `i`'s index says of its file at `path`, indexed as
+    /// `seen` (`settled`: `Digest::settled`).
+    pub(crate) fn remember(&mut self, i: usize, path: PathKey, seen: Seen, settled: bool) {
         let e = &self.entries[i];
         let (usage, messages, covered) = (e.index.usage().clone(), e.index.len(), e.index.covered());
-        let digest = Digest { seen, usage, messages, covered, ends: e.index.ends() };
-        self.digests.put((e.dev, e.ino, e.btime), digest);
+        let digest = Digest { seen, usage, messages, covered, ends: e.index.ends(), settled };
+        self.digests.put(path, (e.dev, e.ino, e.btime), digest);
     }
 
     /// The entry at `i`, whatever its generation.

@@ -24,6 +24,7 @@ mod dotl;
 mod jobs;
 mod limits;
 pub mod listen;
+mod listings;
 mod ops;
 mod park;
 mod probe;
@@ -112,6 +113,7 @@ impl Server {
             turn_read_bytes: 0,
             waits: watch::Waits::new(cfg_max_watches),
             bases: ops::Bases::new(cfg_listing_window),
+            listings: listings::Listings::new(jobs::refresh::CHAT_FRESH_FOR),
         };
         Ok(Server {
             world,

@@ -66,6 +66,8 @@ pub(crate) struct World {
     pub waits: Waits,
     /// The harness bases opened lately (`ops::Bases`).
     pub bases: super::ops::Bases,
+    /// Harness directories' listings, kept and checked (`listings`).
+    pub listings: super::listings::Listings,
 }
 
 impl World {

@@ -154,7 +154,7 @@ fn list(path: &Path) -> Result<Fact, i32> {
         };
         names.push(Name { name: entry.file_name().into_encoded_bytes(), ino: entry.ino(), d_type });
     }
-    Ok(Fact::Names(names))
+    Ok(Fact::Names(std::rc::Rc::new(names)))
 }
 
 /// A statx of the path itself; a symlink is never served (ELOOP).

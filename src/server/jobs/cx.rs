@@ -12,6 +12,7 @@ use crate::tree::{Entry, Loc, Tree};
 
 use super::super::config::Config;
 use super::super::conn::Opened;
+use super::super::listings::Listings;
 use super::super::ops::{Ops, Token};
 use super::super::probe::{Batch, Progress};
 use super::super::watch::{AgentCursor, AgentKey, MachineCursor, ReaderRef, Waits};
@@ -181,6 +182,8 @@ pub(crate) struct Cx<'a> {
     pub turn_read_bytes: &'a mut usize,
     /// The `wait` readers and the watches that wake them.
     pub waits: &'a mut Waits,
+    /// Harness directories' listings, kept and checked.
+    pub listings: &'a mut Listings,
 }
 
 impl Cx<'_> {
@@ -209,6 +212,7 @@ impl<'a> Cx<'a> {
             moving: &mut w.moving,
             turn_read_bytes: &mut w.turn_read_bytes,
             waits: &mut w.waits,
+            listings: &mut w.listings,
         }
     }
 }

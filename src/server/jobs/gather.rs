@@ -34,7 +34,6 @@ use crate::zst;
 
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::cx::{drive, ChatOf, Cx, Event, Need, Step};
-use super::inflate::mtime_ns;
 
 /// Rounds of gathering one derivation may take. Each round is one batch of
 /// reads that the previous answers made necessary; the deepest ladder (a
@@ -69,6 +68,8 @@ pub(crate) struct Gather {
     /// refresh of its chat, which makes it (`waiting` while it runs).
     to_inflate: Option<Want>,
     waiting: Option<Want>,
+    /// What a look found a moment ago will do (`Gather::recent`).
+    recent: bool,
 }
 
 /// What the job does after asking for what its derivation needs.
@@ -82,6 +83,13 @@ pub(crate) enum Fetch {
 }
 
 impl Gather {
+    /// A gathering for an answer a moment old will do for (a `usage`): a
+    /// file's or a directory's look from the last moment
+    /// (`Listings::seen`) stands for one of its own.
+    pub(crate) fn recent() -> Gather {
+        Gather { recent: true, ..Gather::default() }
+    }
+
     /// Feed an event to the batch in flight: `Ok` when the derivation is to
     /// run again (the batch is in, or none was out), else the step to
     /// return meanwhile.
@@ -140,6 +148,10 @@ impl Gather {
                 more = true;
                 continue;
             }
+            if let Some(fact) = self.recent.then(|| seen_lately(cx, &want)).flatten() {
+                self.facts.insert(want, fact);
+                continue;
+            }
             let Some(backing) = want_backing(cx.tree, &want) else {
                 self.facts.insert(want, Err(libc::EACCES));
                 continue;
@@ -154,6 +166,8 @@ impl Gather {
                 Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
                 Want::Tail { max, .. } => Kind::SlurpTail(max.min(SLURP_BYTES_MAX)),
                 Want::Meta { .. } => Kind::Look,
+                // A listing kept: a look says whether it still holds.
+                Want::List { root, ref rel } if cx.listings.kept(root, rel) => Kind::Look,
                 Want::List { .. } => Kind::Read,
                 Want::Link { .. } => unreachable!("answered above"),
             };
@@ -182,6 +196,9 @@ impl Gather {
     fn absorb(&mut self, cx: &mut Cx) {
         let batch = std::mem::take(&mut self.batch);
         for (want, mut p) in std::mem::take(&mut self.wants).into_iter().zip(batch.probes) {
+            if let Want::Meta { root, rel } | Want::List { root, rel } = &want {
+                cx.listings.saw(*root, rel, p.found());
+            }
             let fact = match (&want, p.found()) {
                 (_, Err(e @ (libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS))) => {
                     self.starved.get_or_insert(Error::from_errno(e));
@@ -195,7 +212,7 @@ impl Gather {
                     })
                 }
                 (Want::Tail { rel, max, .. }, Ok(m)) if zst::is_compressed(rel) => {
-                    match cx.chats.inflated(m.dev, m.ino, m.btime, m.size, mtime_ns(&m)) {
+                    match cx.chats.inflated(m.dev, m.ino, m.btime, m.size, m.mtime_ns()) {
                         Some(copy) => {
                             let all = copy.map.as_deref().unwrap_or_default();
                             let from = all.len().saturating_sub((*max).min(SLURP_BYTES_MAX) as usize);
@@ -216,14 +233,28 @@ impl Gather {
                 }
                 (Want::Meta { .. }, Ok(m)) => Ok(Fact::Meta(m)),
                 (Want::List { .. }, Ok(m)) if !m.is_dir() => Err(libc::ENOTDIR),
-                (Want::List { .. }, Ok(_)) => match &p.fd {
+                (Want::List { root, rel }, Ok(m)) => match &p.fd {
                     Some(fd) => {
-                        super::super::dirents::read(fd, LIST_ENTRIES_MAX).map(Fact::Names).map_err(|e| match e {
-                            Error::DirTooLarge => TOO_MANY_ENTRIES,
-                            e => e.errno() as i32,
-                        })
+                        let taken = crate::meta::wall_ns();
+                        match super::super::dirents::read(fd, LIST_ENTRIES_MAX) {
+                            Ok(names) => {
+                                let names = std::rc::Rc::new(names);
+                                cx.listings.keep(*root, rel, &m, names.clone(), taken);
+                                Ok(Fact::Names(names))
+                            }
+                            Err(Error::DirTooLarge) => Err(TOO_MANY_ENTRIES),
+                            Err(e) => Err(e.errno() as i32),
+                        }
                     }
-                    None => Err(libc::EBADF),
+                    // A look, at a listing kept: as it was, or read again
+                    // (no fact: the derivation asks once more).
+                    None => match cx.listings.check(*root, rel, &m) {
+                        Some(names) => Ok(Fact::Names(names)),
+                        None => {
+                            p.release(&mut cx.ops);
+                            continue;
+                        }
+                    },
                 },
                 (Want::Link { .. }, Ok(_)) => Err(libc::EINVAL),
             };
@@ -243,6 +274,21 @@ impl Gather {
     /// Give back the fds of a batch still held.
     pub(crate) fn release(self, cx: &mut Cx) {
         self.batch.release(&mut cx.ops);
+    }
+}
+
+/// What a look a moment ago says of `want`, if one did and it says all a
+/// fact needs: a file's statx, a directory's listing as kept and as the
+/// look found it, or that it is not there.
+fn seen_lately(cx: &mut Cx, want: &Want) -> Option<Result<Fact, i32>> {
+    match want {
+        Want::Meta { root, rel } => Some(cx.listings.seen(*root, rel)?.map(Fact::Meta)),
+        Want::List { root, rel } => match cx.listings.seen(*root, rel)? {
+            Err(e) => Some(Err(e)),
+            Ok(m) if !m.is_dir() => Some(Err(libc::ENOTDIR)),
+            Ok(m) => cx.listings.check(*root, rel, &m).map(|names| Ok(Fact::Names(names))),
+        },
+        _ => None,
     }
 }
 

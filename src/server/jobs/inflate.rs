@@ -35,11 +35,6 @@ pub(crate) const INFLATE_READ_BYTES: usize = 1 << 20;
 /// The default for `--max-inflated`: bytes of decoded copies held at once.
 pub const MAX_INFLATED_DEFAULT: u64 = 1 << 30;
 
-/// A file's mtime to the nanosecond, as `pool::Inflated::source` keeps it.
-pub(crate) fn mtime_ns(m: &Meta) -> i128 {
-    i128::from(m.mtime) * 1_000_000_000 + i128::from(m.mtime_nsec)
-}
-
 /// A decoding under way.
 pub(crate) struct Inflate {
     /// The compressed file, while no read holds it.
@@ -95,7 +90,7 @@ impl Inflate {
         })?;
         Ok(Inflate {
             src: None,
-            source: (meta.size, mtime_ns(meta)),
+            source: (meta.size, meta.mtime_ns()),
             input: Vec::new(),
             used: 0,
             input_at: from.0,

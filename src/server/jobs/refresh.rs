@@ -41,6 +41,7 @@ use crate::chat::digest::{FileId, Seen};
 use crate::chat::pool::ChatRef;
 use crate::chat::Format;
 use crate::errors::Error;
+use crate::facts::Root;
 use crate::harness::Harness;
 use crate::mapped::{Mapped, Torn};
 use crate::meta::Meta;
@@ -50,7 +51,7 @@ use crate::tree::{Backing, Loc, Part};
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::super::world::{release_file, World};
 use super::cx::{drive, ChatOf, Cx, Event, Step, Wake};
-use super::inflate::{mtime_ns, Inflate, Progress};
+use super::inflate::{Inflate, Progress};
 
 /// Bytes of transcript one turn of the loop feeds the index: the longest
 /// another client's request waits behind indexing (about 0.1 ms at the
@@ -130,8 +131,12 @@ pub(crate) struct Refresh {
     /// Every request waiting on it wants only the usage: a file as its
     /// digest says it was indexed needs no index (`Event::Counted`).
     usage_only: bool,
-    /// The file as this refresh's open saw it, for its digest.
-    seen: Option<Seen>,
+    /// The file as this refresh's open saw it, for its digest, and
+    /// whether it had settled by then (`Digest::settled`).
+    seen: Option<(Seen, bool)>,
+    /// Its path's digest is settled: a look (statx, no open) may be all
+    /// a usage read needs (`look_first`).
+    look_first: bool,
 }
 
 enum Stage {
@@ -193,6 +198,7 @@ impl Refresh {
             slotted: false,
             usage_only: true,
             seen: None,
+            look_first: false,
         })
     }
 
@@ -211,6 +217,12 @@ impl Refresh {
     /// do in its place.
     pub(crate) fn needs_index(&mut self) {
         self.usage_only = false;
+    }
+
+    /// Its path's digest is settled: it starts with a look at the file,
+    /// and opens it only if the digest no longer holds.
+    pub(crate) fn look_first(&mut self) {
+        self.look_first = true;
     }
 
     /// It takes (or is handed) a chat slot.
@@ -237,7 +249,13 @@ impl Refresh {
             (self.head, self.tail) = (None, None);
             // Reads still in flight come back to no window, and are dropped.
             self.windows.clear();
-            let probe = Probe::new(Target::Beneath(self.backing.clone()), Kind::Read, cx.cfg.allow_hard_links);
+            let look = self.look_first && self.usage_only;
+            if let Some(found) = look.then(|| cx.listings.seen(Root::Harness(self.key.0), &self.key.1)).flatten() {
+                // A look a moment ago will do, as an index that old would.
+                return self.found(cx, found, None);
+            }
+            let kind = if look { Kind::Look } else { Kind::Read };
+            let probe = Probe::new(Target::Beneath(self.backing.clone()), kind, cx.cfg.allow_hard_links);
             self.stage = Stage::Open(Batch::one(probe));
         }
         match (&mut self.stage, ev) {
@@ -270,29 +288,48 @@ impl Refresh {
         }
     }
 
-    /// The open is back: find the entry, then verify its ends or index.
+    /// The open (or the look) is back.
     fn opened(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Open(batch) = &mut self.stage else { unreachable!() };
-        let found = batch.probes[0].found();
-        let fd = batch.probes[0].fd.take();
-        let (meta, fd) = match (found, fd) {
-            (Ok(m), Some(fd)) if m.is_regular() => (m, fd),
-            (_, fd) => {
+        let Stage::Open(batch) = &mut self.stage else { return Step::Wait };
+        let (found, fd) = (batch.probes[0].found(), batch.probes[0].fd.take());
+        cx.listings.saw(Root::Harness(self.key.0), &self.key.1, found);
+        self.found(cx, found, fd)
+    }
+
+    /// The file was found (opened as `fd`, or only looked at): counted by
+    /// its digest, or its index refreshed.
+    fn found(&mut self, cx: &mut Cx, found: Result<Meta, i32>, fd: Option<OwnedFd>) -> Step {
+        let looked = std::mem::take(&mut self.look_first);
+        let meta = match found {
+            Ok(m) if m.is_regular() => m,
+            _ => {
                 fd.into_iter().for_each(|fd| cx.ops.close(fd));
                 return self.done(cx, Err(Error::NotFound));
             }
         };
         let file = (meta.dev, meta.ino, meta.btime);
-        let seen = Seen { size: meta.size, mtime_ns: mtime_ns(&meta), format: self.format };
-        self.seen = Some(seen);
-        let probe = cx.chats.digests.get(file, seen).filter(|_| self.usage_only).map(|d| d.ends.probe);
-        match probe {
-            // A compressed file's size and mtime are its check (its copy's
-            // ends went with the copy).
-            Some(_) if self.compressed => {
+        let seen = Seen::of(&meta, self.format);
+        self.seen = Some((seen, meta.settled_by(crate::meta::wall_ns())));
+        let digest = cx.chats.digests.get(file, seen).filter(|_| self.usage_only);
+        // Settled when it was indexed: its times say it is as it was. (A
+        // compressed file's size and mtime are its check: its copy's ends
+        // went with the copy.)
+        let (holds, probe) = match digest {
+            Some(d) => (d.settled || self.compressed, Some(d.ends.probe)),
+            None => (false, None),
+        };
+        let fd = match (fd, holds) {
+            (None, true) => return self.counted(file, "a look"),
+            (Some(fd), true) => {
                 cx.ops.close(fd);
-                self.counted(file)
+                return self.counted(file, "its times");
             }
+            (Some(fd), false) => fd,
+            // Looked, and it needs opening after all.
+            (None, false) if looked => return self.step(Event::Start, cx),
+            (None, false) => return self.done(cx, Err(Error::NotFound)),
+        };
+        match probe {
             Some(probe) => {
                 let raw = fd.as_raw_fd();
                 self.stage = Stage::Digest(Box::new(Checking { file, fd, meta }));
@@ -316,15 +353,15 @@ impl Refresh {
         let holds = cx.chats.digests.of(c.file).is_some_and(|d| d.ends.hold(&head, &tail));
         if holds && self.usage_only {
             cx.ops.close(c.fd);
-            return self.counted(c.file);
+            return self.counted(c.file, "its ends");
         }
         let Checking { fd, meta, .. } = *c;
         self.take_entry(cx, fd, meta)
     }
 
     /// As it was indexed: its usage is its digest's.
-    fn counted(&mut self, file: FileId) -> Step {
-        log::debug!("usage of {}: its digest", self.key.1.escape_ascii());
+    fn counted(&mut self, file: FileId, how: &str) -> Step {
+        log::debug!("usage of {}: its digest ({how})", self.key.1.escape_ascii());
         Step::Finished(Wake::Counted(file))
     }
 
@@ -398,7 +435,7 @@ impl Refresh {
         let e = cx.chats.at(r.i);
         let held = e.fd.clone().filter(|_| e.inflated.is_some());
         let (from, copy, mine) = match (&e.inflated, held) {
-            (Some(c), Some(_)) if c.source == (meta.size, mtime_ns(&meta)) => {
+            (Some(c), Some(_)) if c.source == (meta.size, meta.mtime_ns()) => {
                 let len = c.len;
                 cx.ops.close(fd);
                 return self.adopt(cx, r, len);
@@ -651,8 +688,8 @@ impl Refresh {
     /// look at the file again first.
     fn done(&mut self, cx: &mut Cx, result: Result<(), Error>) -> Step {
         // What this refresh indexed, its digest keeps past the entry.
-        if let (Ok(()), Some(i), Some(seen)) = (&result, self.marked, self.seen) {
-            cx.chats.remember(i, seen);
+        if let (Ok(()), Some(i), Some((seen, settled))) = (&result, self.marked, self.seen) {
+            cx.chats.remember(i, self.key.clone(), seen, settled);
         }
         self.unmark(cx);
         self.windows.clear();

@@ -208,10 +208,13 @@ impl Session {
     }
 
     pub(crate) fn node(open: Option<u32>, key: Rc<SessionKey>, part: SPart) -> Session {
+        // A `usage` is what was written a moment ago (`UsageSum`): so may
+        // the looks be that say which chats it sums.
+        let g = if matches!(part, SPart::Usage) { Gather::recent() } else { Gather::default() };
         Session {
             what: What::Node(key, part),
             open,
-            g: Gather::default(),
+            g,
             looks: None,
             sum: None,
             collected: BTreeSet::new(),

@@ -275,3 +275,28 @@ fn a_fixture_agent_whose_pid_is_the_daemons_own_is_listed() {
         format!("{CLAUDE_SID}\n")
     );
 }
+
+/// Issue 21, defect 8: a rescan reads the command lines of the processes
+/// it has not judged, not of every process; a process judged not to be an
+/// agent that then execs into one (the same pid, the same `<proc>`
+/// entry) is judged again, and listed, within seconds.
+#[test]
+fn a_process_that_execs_into_an_agent_after_it_was_judged_is_listed_soon() {
+    let fx = Fixture::new();
+    fx.claude(500, "00000000-0000-4000-8000-000000000500");
+    fx.proc.add(501, &["bash", "-l"], &fx.cwd, b"", &[]);
+    let d = fx.daemon();
+    assert_eq!(client(&d, "ls", "/active/claude"), "500\n");
+    // 501 execs: its command line changes in place.
+    fs::write(fx.proc.dir.join("501/cmdline"), b"claude\0").unwrap();
+    let record = format!(
+        r#"{{"pid":501,"sessionId":"00000000-0000-4000-8000-000000000501","cwd":"{}","procStart":"{}","status":"idle","name":"exec"}}"#,
+        arg(&fx.cwd),
+        fake_start(501)
+    );
+    fx.scratch.home_file(".claude/sessions/501.json", record.as_bytes());
+    let listed = poll(std::time::Duration::from_secs(10), || {
+        Some(()).filter(|()| client(&d, "ls", "/active/claude") == "500\n501\n")
+    });
+    assert!(listed.is_some(), "the exec'd process was never listed: {}", client(&d, "ls", "/active/claude"));
+}

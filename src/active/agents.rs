@@ -48,6 +48,8 @@ pub(crate) struct Agents {
     slots: Slab<Agent>,
     by_pid: HashMap<u32, usize>,
     next_gen: u32,
+    /// What every process's command line said it is (`judged`).
+    pub judged: super::judged::Judged,
 }
 
 impl Agents {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use crate::facts::{Facts, Name, Root, Want};
 
 use super::agents::{Found, Session};
+use super::judged::Known;
 use super::{claude, codex, dsh, head, omp, paths, proc, routes, Field, Harness, Via};
 
 /// Bytes of `<proc>/<pid>/cmdline` read to classify a process: argv[0]
@@ -38,6 +39,9 @@ pub(crate) struct Ctx {
     pub tmp: Vec<u8>,
     /// Agents already resolved, by pid and starttime: not asked again.
     pub resolved: Vec<(u32, u64)>,
+    /// Processes whose verdict holds this scan: their command lines are
+    /// not read (`judged`).
+    pub known: std::rc::Rc<Known>,
 }
 
 /// One agent the scan found, and its session when it resolved one now.
@@ -55,15 +59,20 @@ fn pid_rel(pid: u32, file: &str) -> Vec<u8> {
 /// ancestry, with its starttime; and for each not yet resolved, its session.
 pub(crate) fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Vec<Scanned>> {
     let listing = facts.names(Root::Proc, b"", needs)?;
-    let pids: Vec<u32> = listing.iter().filter_map(|n| pid_of(&n.name)).collect();
     let mut candidates = Vec::new();
     let mut waiting = false;
-    for &pid in &pids {
-        let Some(cmdline) = facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, needs) else {
-            waiting = true;
-            continue;
+    for (pid, ino) in listing.iter().filter_map(|n| Some((pid_of(&n.name)?, n.ino))) {
+        let verdict = match ctx.known.get(&pid) {
+            Some(&(known, h)) if known == ino => h,
+            _ => match facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, needs) {
+                Some(cmdline) => proc::classify(cmdline),
+                None => {
+                    waiting = true;
+                    continue;
+                }
+            },
         };
-        if let Some(h) = proc::classify(cmdline) {
+        if let Some(h) = verdict {
             candidates.push((pid, h));
         }
     }
@@ -101,6 +110,34 @@ pub(crate) fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Ve
         out.push(Scanned { found, session });
     }
     complete.then_some(out)
+}
+
+/// The verdicts a scan over `facts` came to by reading command lines
+/// (those `ctx.known` did not hold): pid, its `<proc>` entry's inode, the
+/// harness its command line names. A command line that could not be read
+/// (the process ended) is no verdict.
+pub(crate) fn judged(ctx: &Ctx, facts: &Facts) -> Vec<(u32, u64, Option<Harness>)> {
+    let mut unused = Vec::new();
+    let Some(listing) = facts.names(Root::Proc, b"", &mut unused) else { return Vec::new() };
+    listing
+        .iter()
+        .filter_map(|n| Some((pid_of(&n.name)?, n.ino)))
+        .filter(|(pid, ino)| ctx.known.get(pid).is_none_or(|(known, _)| known != ino))
+        .filter_map(|(pid, ino)| {
+            let max = CMDLINE_BYTES_MAX.min(crate::facts::SLURP_BYTES_MAX);
+            let want = Want::Bytes { root: Root::Proc, rel: pid_rel(pid, "cmdline"), max };
+            facts.error(&want).is_none().then_some(())?;
+            let cmdline = facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, &mut unused)?;
+            Some((pid, ino, proc::classify(cmdline)))
+        })
+        .collect()
+}
+
+/// The pids the listing of `<proc>` in `facts` holds.
+pub(crate) fn listed_pids(facts: &Facts) -> std::collections::HashSet<u32> {
+    let mut unused = Vec::new();
+    let listing = facts.names(Root::Proc, b"", &mut unused).unwrap_or_default();
+    listing.iter().filter_map(|n| pid_of(&n.name)).collect()
 }
 
 fn pid_of(name: &[u8]) -> Option<u32> {

@@ -43,6 +43,7 @@ pub(crate) mod codex;
 pub(crate) mod derive;
 pub(crate) mod dsh;
 pub(crate) mod head;
+pub(crate) mod judged;
 pub(crate) mod omp;
 pub(crate) mod paths;
 pub(crate) mod proc;

@@ -229,6 +229,7 @@ impl World {
             home: self.home.as_os_str().as_bytes().to_vec(),
             tmp: self.root.join("tmp").into_os_string().into_encoded_bytes(),
             resolved: Vec::new(),
+            known: Default::default(),
         }
     }
 
@@ -582,6 +583,57 @@ fn a_reused_pid_is_resolved_again_and_a_resolved_agent_is_not_asked_again() {
         Some("registry"),
         "the new process at that pid is its own agent"
     );
+}
+
+/// The inode of `<proc>/<pid>`, as the listing of `<proc>` reports it.
+fn proc_ino(w: &World, pid: u32) -> u64 {
+    fs::metadata(w.proc.join(pid.to_string())).unwrap().ino()
+}
+
+/// Issue 21, defect 8: every rescan read every process's command line.
+#[test]
+fn a_process_whose_verdict_is_known_is_not_read_again_and_the_verdicts_come_back() {
+    let w = World::new();
+    w.add(&Proc::new(80, &["claude"]));
+    w.add(&Proc::new(81, &["bash", "-l"]));
+    w.add(&Proc::new(82, &["bash", "-l"]));
+    let mut ctx = w.ctx();
+    let (scanned, log) = run_logged(&w.proc, &w.bases, |facts, needs| scan(&ctx, facts, needs));
+    assert_eq!(pids(&scanned), [(80, "claude")]);
+    assert!(wanted(&log).contains(&"81/cmdline".to_string()), "{:?}", wanted(&log));
+    // What the scan came to, as the job keeps it.
+    let mut facts = Facts::default();
+    for (want, fact) in log {
+        facts.insert(want, fact);
+    }
+    let mut judged = super::judged(&ctx, &facts);
+    judged.sort();
+    let of = |pid| judged.iter().find(|j| j.0 == pid).map(|j| (j.1, j.2));
+    assert_eq!(of(80), Some((proc_ino(&w, 80), Some(Harness::Claude))));
+    assert_eq!(of(81), Some((proc_ino(&w, 81), None)));
+
+    // Known: not read. 82 is another process now (another inode): read.
+    let known = [(80, (proc_ino(&w, 80), Some(Harness::Claude))), (81, (proc_ino(&w, 81), None)), (82, (1, None))];
+    ctx.known = std::rc::Rc::new(known.into_iter().collect());
+    let (scanned, log) = run_logged(&w.proc, &w.bases, |facts, needs| scan(&ctx, facts, needs));
+    assert_eq!(pids(&scanned), [(80, "claude")], "an agent known is still listed");
+    let read = wanted(&log);
+    assert!(!read.contains(&"80/cmdline".to_string()) && !read.contains(&"81/cmdline".to_string()), "{read:?}");
+    assert!(read.contains(&"82/cmdline".to_string()), "{read:?}");
+    assert!(read.contains(&"80/stat".to_string()), "an agent's stat is read every scan: {read:?}");
+}
+
+/// An exec keeps the pid and the inode: the verdict known says what the
+/// process was, until it is judged again.
+#[test]
+fn a_verdict_known_stands_for_the_process_until_it_is_judged_again() {
+    let w = World::new();
+    w.add(&Proc::new(83, &["claude"]));
+    let mut ctx = w.ctx();
+    ctx.known = std::rc::Rc::new([(83, (proc_ino(&w, 83), None))].into_iter().collect());
+    assert_eq!(pids(&w.scan(&ctx)), [], "known as no agent (a shell, before its exec)");
+    ctx.known = Default::default();
+    assert_eq!(pids(&w.scan(&ctx)), [(83, "claude")], "judged again");
 }
 
 // ---------------------------------------------------------------------------

@@ -18,6 +18,9 @@ use super::gather::{Fetch, Gather};
 #[derive(Default)]
 pub(crate) struct Scan {
     g: Gather,
+    /// What the derivation knows besides the facts, taken when the scan
+    /// starts: the verdicts it trusts stay those for all its rounds.
+    ctx: Option<derive::Ctx>,
 }
 
 impl Scan {
@@ -25,15 +28,9 @@ impl Scan {
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
         }
-        cx.real.retry_bases(cx.tree);
-        let ctx = derive::Ctx {
-            // Under a fixture `--proc` the daemon is not among the
-            // processes listed: its real pid may be a fixture's agent's.
-            own_pid: if cx.tree.proc_is_real() { std::process::id() } else { 0 },
-            real_bases: cx.real.bases.clone(),
-            home: cx.real.home.clone(),
-            tmp: cx.real.tmp.clone(),
-            resolved: cx.agents.resolved(),
+        let ctx = match &self.ctx {
+            Some(ctx) => ctx.clone(),
+            None => self.ctx.insert(begin(cx)).clone(),
         };
         loop {
             if let Some(e) = self.g.starved() {
@@ -42,7 +39,7 @@ impl Scan {
             }
             let mut needs = Vec::new();
             if let Some(scanned) = derive::scan(&ctx, &self.g.facts, &mut needs) {
-                return self.landed(cx, scanned);
+                return self.landed(cx, &ctx, scanned);
             }
             match self.g.fetch(cx, needs) {
                 Fetch::Again => continue,
@@ -52,14 +49,21 @@ impl Scan {
         }
     }
 
-    /// The scan is back: the table becomes what it saw.
-    fn landed(&mut self, cx: &mut Cx, scanned: Vec<Scanned>) -> Step {
+    /// The scan is back: the table becomes what it saw, and the verdicts
+    /// it came to are kept.
+    fn landed(&mut self, cx: &mut Cx, ctx: &derive::Ctx, scanned: Vec<Scanned>) -> Step {
         // A process table that could not be listed is not an empty one.
         if let Some(errno) = self.g.facts.error(&Want::List { root: Root::Proc, rel: Vec::new() }) {
             let e = std::io::Error::from_raw_os_error(errno);
             log::warn!("scan: listing {:?}: {e}", cx.tree.proc_base());
             return failed(Error::Io);
         }
+        let now = std::time::Instant::now();
+        for (pid, ino, harness) in derive::judged(ctx, &self.g.facts) {
+            cx.agents.judged.judge(pid, ino, harness, now);
+        }
+        let listed = derive::listed_pids(&self.g.facts);
+        cx.agents.judged.keep_only(&listed);
         let found: Vec<_> = scanned.iter().map(|s| s.found).collect();
         cx.agents.update(&found);
         for s in scanned {
@@ -75,6 +79,21 @@ impl Scan {
 
     pub(crate) fn release(self, cx: &mut Cx) {
         self.g.release(cx);
+    }
+}
+
+/// What a scan starting now knows besides the facts.
+fn begin(cx: &mut Cx) -> derive::Ctx {
+    cx.real.retry_bases(cx.tree);
+    derive::Ctx {
+        // Under a fixture `--proc` the daemon is not among the processes
+        // listed: its real pid may be a fixture's agent's.
+        own_pid: if cx.tree.proc_is_real() { std::process::id() } else { 0 },
+        real_bases: cx.real.bases.clone(),
+        home: cx.real.home.clone(),
+        tmp: cx.real.tmp.clone(),
+        resolved: cx.agents.resolved(),
+        known: cx.agents.judged.trusted(std::time::Instant::now()),
     }
 }
 

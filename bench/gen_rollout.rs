@@ -37,12 +37,12 @@ use std::time::Instant;
 
 /// Bumped whenever the bytes a seed produces change, so an old file is
 /// regenerated rather than measured under the new name.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// The fixed seed.
-pub const SEED: u64 = 0x9A6E_0228_C0DE_5EED;
+pub(crate) const SEED: u64 = 0x9A6E_0228_C0DE_5EED;
 /// About the size of the real 228 MB rollout the issue names. The file
 /// ends at the first line boundary at or past it.
-pub const TARGET_BYTES: u64 = 228_000_000;
+pub(crate) const TARGET_BYTES: u64 = 228_000_000;
 /// Of the shell calls, how many use the `shell` tool (output wrapped in
 /// JSON, escaped twice) rather than `exec_command` (text, escaped once).
 /// With `EXEC_END_PCT` and the reasoning lengths, this is what sets the
@@ -52,10 +52,10 @@ const SHELL_LEGACY_PCT: usize = 35;
 /// `exec_command_end` event (newer versions: every one).
 const EXEC_END_PCT: usize = 60;
 /// Longest line written: well under the server's 1 MiB window.
-pub const MAX_LINE: usize = 512 * 1024;
+pub(crate) const MAX_LINE: usize = 512 * 1024;
 
 /// The default file: `<crate>/target/bench-data/codex-rollout-<MB>M-<seed>.jsonl`.
-pub fn default_path(seed: u64, target: u64) -> PathBuf {
+pub(crate) fn default_path(seed: u64, target: u64) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench-data").join(format!(
         "codex-rollout-{}M-{:016x}.jsonl",
         target / 1_000_000,
@@ -64,7 +64,7 @@ pub fn default_path(seed: u64, target: u64) -> PathBuf {
 }
 
 /// What `ensure` found or wrote.
-pub struct Summary {
+pub(crate) struct Summary {
     pub path: PathBuf,
     pub bytes: u64,
     pub lines: u64,
@@ -80,7 +80,7 @@ pub struct Summary {
 
 /// Makes sure `path` holds the rollout of `seed` and `target`, writing it
 /// when it is missing, of another size, seed or version, or `force`.
-pub fn ensure(path: &Path, seed: u64, target: u64, force: bool) -> io::Result<Summary> {
+pub(crate) fn ensure(path: &Path, seed: u64, target: u64, force: bool) -> io::Result<Summary> {
     let meta = sidecar(path);
     if !force {
         if let (Ok(st), Ok(text)) = (fs::metadata(path), fs::read_to_string(&meta)) {
@@ -207,10 +207,10 @@ impl Sidecar {
 // The random stream.
 
 /// xorshift64* (Vigna): small, fast, and the same everywhere.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         // Never zero, and a seed of a few bits still starts well mixed.
         let mut r = Rng((seed ^ 0x9E37_79B9_7F4A_7C15) | 1);
         for _ in 0..8 {
@@ -219,7 +219,7 @@ impl Rng {
         r
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -229,27 +229,27 @@ impl Rng {
     }
 
     /// Uniform in `0..n` (`n` at most 2^32).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 
     /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+    pub(crate) fn range(&mut self, lo: usize, hi: usize) -> usize {
         lo + self.below(hi - lo + 1)
     }
 
     /// True `pct` times in a hundred.
-    pub fn chance(&mut self, pct: usize) -> bool {
+    pub(crate) fn chance(&mut self, pct: usize) -> bool {
         self.below(100) < pct
     }
 
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
     }
 
     /// Roughly log-uniform in `lo..=hi`: many short, a few long, as tool
     /// outputs and messages are.
-    pub fn skewed(&mut self, lo: usize, hi: usize) -> usize {
+    pub(crate) fn skewed(&mut self, lo: usize, hi: usize) -> usize {
         let a = self.range(lo, hi);
         let b = self.range(lo, hi);
         let c = self.range(lo, hi);
@@ -1374,7 +1374,7 @@ fn generate<W: Write>(seed: u64, target: u64, w: &mut W) -> io::Result<Stats> {
 }
 
 /// Prints what `ensure` did, for both the index bench and this one.
-pub fn report(s: &Summary) {
+pub(crate) fn report(s: &Summary) {
     match s.generated_secs {
         Some(t) => println!(
             "gen_rollout: wrote {} ({:.1} MB, {} lines) in {:.1}s ({:.0} MB/s)",

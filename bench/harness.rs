@@ -21,10 +21,10 @@ use nineagents::client::{Client, Config, Conn};
 use nineagents::proto::Dialect;
 
 /// How long a daemon may take to listen, or to exit on SIGTERM.
-pub const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const SPAWN_DEADLINE: Duration = Duration::from_secs(10);
 /// How long memory and fds have to settle.
-pub const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
-pub const MIB: u64 = 1 << 20;
+pub(crate) const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const MIB: u64 = 1 << 20;
 
 // ---------------------------------------------------------------------------
 // The entry point.
@@ -34,7 +34,7 @@ pub const MIB: u64 = 1 << 20;
 /// the rest (ending with [`finish`]), and an error there exits 2 after
 /// `name: why` and the usage; then `run`, whose error exits 1 after
 /// `name: why`.
-pub fn main<O, R: Outcome, E: Display>(
+pub(crate) fn main<O, R: Outcome, E: Display>(
     name: &str,
     usage: &str,
     parse: fn(pico_args::Arguments) -> Result<O, String>,
@@ -63,7 +63,7 @@ pub fn main<O, R: Outcome, E: Display>(
 }
 
 /// The end of a bench's options: an error naming any argument left over.
-pub fn finish(p: pico_args::Arguments) -> Result<(), String> {
+pub(crate) fn finish(p: pico_args::Arguments) -> Result<(), String> {
     let rest = p.finish();
     match rest.is_empty() {
         true => Ok(()),
@@ -73,7 +73,7 @@ pub fn finish(p: pico_args::Arguments) -> Result<(), String> {
 
 /// What a bench's run that did not fail comes to: `()`, it ran (exit 0);
 /// a bool, whether its `--check` target holds (exit 0, or 1 for false).
-pub trait Outcome {
+pub(crate) trait Outcome {
     fn exit_code(self) -> ExitCode;
 }
 
@@ -97,18 +97,18 @@ impl Outcome for bool {
 // The daemon in its scratch world.
 
 /// The `9agents` cargo built for the bench.
-pub fn default_bin() -> PathBuf {
+pub(crate) fn default_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_9agents"))
 }
 
 /// A scratch directory for one bench run, holding `home/`, `run/` (the
 /// runtime dir) and whatever the bench adds; removed when dropped.
-pub struct Scratch {
+pub(crate) struct Scratch {
     pub dir: PathBuf,
 }
 
 impl Scratch {
-    pub fn new(bench: &str) -> io::Result<Scratch> {
+    pub(crate) fn new(bench: &str) -> io::Result<Scratch> {
         let dir = std::env::temp_dir().join(format!("9a-{bench}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["home", "run"] {
@@ -118,7 +118,7 @@ impl Scratch {
     }
 
     /// An empty fixture process table at `<dir>/proc`: no agent runs.
-    pub fn fixture_proc(&self) -> io::Result<PathBuf> {
+    pub(crate) fn fixture_proc(&self) -> io::Result<PathBuf> {
         let proc = self.dir.join("proc");
         std::fs::create_dir_all(&proc)?;
         std::fs::write(proc.join("stat"), "cpu  1 2 3 4\nbtime 1764000000\n")?;
@@ -136,7 +136,7 @@ impl Drop for Scratch {
 /// A daemon of the bench's: its own socket (`--no-post --unix`) and log in
 /// the scratch dir, the scratch `HOME` and runtime dir, nothing else of the
 /// bench's environment. Killed if dropped still running.
-pub struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
     pub pid: u32,
     pub sock: PathBuf,
@@ -147,7 +147,7 @@ impl Daemon {
     /// Start `bin` with `args` and wait until it listens and sleeps in its
     /// loop (as rss.sh: the socket exists and the process is asleep; no
     /// probe connection).
-    pub fn spawn<S: AsRef<OsStr>>(bin: &Path, s: &Scratch, args: &[S]) -> io::Result<Daemon> {
+    pub(crate) fn spawn<S: AsRef<OsStr>>(bin: &Path, s: &Scratch, args: &[S]) -> io::Result<Daemon> {
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let (sock, log) = (s.dir.join(format!("d{n}.sock")), s.dir.join(format!("d{n}.log")));
@@ -181,17 +181,17 @@ impl Daemon {
         Ok(d)
     }
 
-    pub fn asleep(&self) -> bool {
+    pub(crate) fn asleep(&self) -> bool {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap_or_default();
         status.lines().any(|l| l.starts_with("State:") && l.contains("S (sleeping)"))
     }
 
-    pub fn fds(&self) -> usize {
+    pub(crate) fn fds(&self) -> usize {
         std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map_or(0, |d| d.count())
     }
 
     /// The fd count once two readings 20 ms apart agree.
-    pub fn settled_fds(&self) -> usize {
+    pub(crate) fn settled_fds(&self) -> usize {
         let deadline = Instant::now() + SETTLE_DEADLINE;
         let mut last = self.fds();
         loop {
@@ -206,7 +206,7 @@ impl Daemon {
 
     /// Poll until the fd count is at most `want` (or `SETTLE_DEADLINE`);
     /// the count then.
-    pub fn wait_fds(&self, want: usize) -> usize {
+    pub(crate) fn wait_fds(&self, want: usize) -> usize {
         let deadline = Instant::now() + SETTLE_DEADLINE;
         loop {
             let now = self.fds();
@@ -218,7 +218,7 @@ impl Daemon {
     }
 
     /// Memory once the loop is asleep and two readings 50 ms apart agree.
-    pub fn settled_mem(&self) -> io::Result<Mem> {
+    pub(crate) fn settled_mem(&self) -> io::Result<Mem> {
         let deadline = Instant::now() + SETTLE_DEADLINE;
         let mut last = Mem::of(self.pid)?;
         loop {
@@ -232,7 +232,7 @@ impl Daemon {
     }
 
     /// Ask for the status line (SIGUSR1) and wait for it in the log.
-    pub fn status_line(&self) -> Option<String> {
+    pub(crate) fn status_line(&self) -> Option<String> {
         let count = |text: &str| text.lines().filter(|l| l.starts_with("9agents status:")).count();
         let before = count(&std::fs::read_to_string(&self.log).unwrap_or_default());
         // SAFETY: kill(2) on the pid of our child, not yet reaped.
@@ -249,13 +249,13 @@ impl Daemon {
     }
 
     /// One `name=value` field of the status line.
-    pub fn status_field(&self, name: &str) -> Option<u64> {
+    pub(crate) fn status_field(&self, name: &str) -> Option<u64> {
         let line = self.status_line()?;
         line.split_whitespace().find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
     }
 
     /// SIGTERM and a clean exit, bounded.
-    pub fn stop(mut self) -> io::Result<()> {
+    pub(crate) fn stop(mut self) -> io::Result<()> {
         // SAFETY: kill(2) on the pid of our child, not yet reaped.
         unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
         let deadline = Instant::now() + SPAWN_DEADLINE;
@@ -274,7 +274,7 @@ impl Daemon {
         }
     }
 
-    pub fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(5)..].join(" | ")
@@ -290,13 +290,13 @@ impl Drop for Daemon {
     }
 }
 
-pub struct Mem {
+pub(crate) struct Mem {
     pub rss_kib: u64,
     pub hwm_kib: u64,
 }
 
 impl Mem {
-    pub fn of(pid: u32) -> io::Result<Mem> {
+    pub(crate) fn of(pid: u32) -> io::Result<Mem> {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
         Ok(Mem { rss_kib: kib_field(&status, "VmRSS:")?, hwm_kib: kib_field(&status, "VmHWM:")? })
     }
@@ -304,13 +304,13 @@ impl Mem {
 
 /// A process's CPU time and minor page faults so far, from /proc/<pid>/stat.
 #[derive(Clone, Copy)]
-pub struct Cpu {
+pub(crate) struct Cpu {
     pub secs: f64,
     pub minflt: u64,
 }
 
 impl Cpu {
-    pub fn of(pid: u32) -> Option<Cpu> {
+    pub(crate) fn of(pid: u32) -> Option<Cpu> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // Fields after the command's closing parenthesis start at field 3
         // (state): minflt is field 10, utime and stime 14 and 15.
@@ -328,13 +328,13 @@ impl Cpu {
 /// runnable but waiting for one. Nanoseconds, unlike `Cpu`'s clock ticks,
 /// so a 100 ms index is measured, not rounded to ticks.
 #[derive(Clone, Copy)]
-pub struct Sched {
+pub(crate) struct Sched {
     pub ran: Duration,
     pub waited: Duration,
 }
 
 impl Sched {
-    pub fn of(pid: u32) -> Option<Sched> {
+    pub(crate) fn of(pid: u32) -> Option<Sched> {
         let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/schedstat")).ok()?;
         let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
         let (ran, waited) = (f.next()??, f.next()??);
@@ -342,25 +342,25 @@ impl Sched {
     }
 
     /// What happened between `self` and `later`.
-    pub fn since(self, later: Sched) -> Sched {
+    pub(crate) fn since(self, later: Sched) -> Sched {
         Sched { ran: later.ran.saturating_sub(self.ran), waited: later.waited.saturating_sub(self.waited) }
     }
 }
 
 /// A `Name:   1234 kB` line of a /proc status-like file.
-pub fn kib_field(text: &str, name: &str) -> io::Result<u64> {
+pub(crate) fn kib_field(text: &str, name: &str) -> io::Result<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(name))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .ok_or_else(|| io::Error::other(format!("no {name} field")))
 }
 
-pub fn mem_available_kib() -> Option<u64> {
+pub(crate) fn mem_available_kib() -> Option<u64> {
     kib_field(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable:").ok()
 }
 
 /// Raise this process's soft RLIMIT_NOFILE to its hard limit.
-pub fn raise_nofile() {
+pub(crate) fn raise_nofile() {
     let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit/setrlimit with a valid rlimit pointer.
     unsafe {
@@ -374,7 +374,7 @@ pub fn raise_nofile() {
 /// The CPU's model and, when the machine is busy, a warning: the two lines
 /// the in-memory benches print before their runs. `unknown` stands for a
 /// model /proc/cpuinfo does not name.
-pub fn print_cpu_and_load(unknown: &str) {
+pub(crate) fn print_cpu_and_load(unknown: &str) {
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!("  cpu: {} ({cpus} available)", cpu_model().unwrap_or_else(|| unknown.into()));
     if let Some(load) = loadavg() {
@@ -384,19 +384,19 @@ pub fn print_cpu_and_load(unknown: &str) {
 }
 
 /// The 1-minute load average, from /proc/loadavg.
-pub fn loadavg() -> Option<f64> {
+pub(crate) fn loadavg() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// The CPU's model name, from /proc/cpuinfo.
-pub fn cpu_model() -> Option<String> {
+pub(crate) fn cpu_model() -> Option<String> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("model name"))?;
     Some(line.split_once(':')?.1.trim().to_string())
 }
 
 /// The machine, for the first line a bench prints.
-pub fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| kib_field(&m, "MemTotal:").ok());
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -410,7 +410,7 @@ pub fn machine() -> String {
 
 /// A client of the bench's: 9P2000 as `bench` over a unix socket whose
 /// reads and writes give up after `timeout`.
-pub fn client(sock: &Path, msize: u32, timeout: Duration) -> io::Result<Client> {
+pub(crate) fn client(sock: &Path, msize: u32, timeout: Duration) -> io::Result<Client> {
     let stream = UnixStream::connect(sock)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
@@ -421,7 +421,7 @@ pub fn client(sock: &Path, msize: u32, timeout: Duration) -> io::Result<Client> 
 // ---------------------------------------------------------------------------
 // Figures and the final table.
 
-pub struct Row {
+pub(crate) struct Row {
     pub scenario: String,
     pub figure: String,
     pub value: String,
@@ -431,12 +431,12 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn new(scenario: &str, figure: &str, value: String, target: &str, pass: Option<bool>) -> Row {
+    pub(crate) fn new(scenario: &str, figure: &str, value: String, target: &str, pass: Option<bool>) -> Row {
         Row { scenario: scenario.into(), figure: figure.into(), value, target: target.into(), pass }
     }
 }
 
-pub fn print_table(rows: &[Row]) {
+pub(crate) fn print_table(rows: &[Row]) {
     let w = |f: fn(&Row) -> &str, min: usize| rows.iter().map(|r| f(r).chars().count()).max().unwrap_or(0).max(min);
     let (ws, wf, wv, wt) = (w(|r| &r.scenario, 8), w(|r| &r.figure, 6), w(|r| &r.value, 5), w(|r| &r.target, 6));
     println!("\n{:<ws$}  {:<wf$}  {:<wv$}  {:<wt$}  verdict", "scenario", "figure", "value", "target");
@@ -454,14 +454,14 @@ pub fn print_table(rows: &[Row]) {
     println!("{pass} PASS, {miss} MISS");
 }
 
-pub fn sorted(v: &[Duration]) -> Vec<Duration> {
+pub(crate) fn sorted(v: &[Duration]) -> Vec<Duration> {
     let mut v = v.to_vec();
     v.sort();
     v
 }
 
 /// The `q` quantile of sorted `v` (nearest rank); zero when `v` is empty.
-pub fn quantile(v: &[Duration], q: f64) -> Duration {
+pub(crate) fn quantile(v: &[Duration], q: f64) -> Duration {
     if v.is_empty() {
         return Duration::ZERO;
     }
@@ -469,7 +469,7 @@ pub fn quantile(v: &[Duration], q: f64) -> Duration {
     v[rank - 1]
 }
 
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
@@ -477,7 +477,7 @@ pub fn ms(d: Duration) -> f64 {
 /// `window` bytes, move on by what it used (whole lines), and, as the
 /// daemon does, offer a window twice as wide while a line does not fit,
 /// back to `window` after. Returns the index, and how often a window grew.
-pub fn index_in_windows(data: &[u8], window: usize, mut idx: Index) -> (Index, u64) {
+pub(crate) fn index_in_windows(data: &[u8], window: usize, mut idx: Index) -> (Index, u64) {
     let (mut at, mut win, mut grown) = (0usize, window, 0u64);
     while at < data.len() {
         let end = (at + win).min(data.len());

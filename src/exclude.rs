@@ -40,7 +40,7 @@ fn finders() -> &'static [memchr::memmem::Finder<'static>; 4] {
 }
 
 /// Is `name` (one path component) never to be served?
-pub fn excluded(name: &[u8]) -> bool {
+pub(crate) fn excluded(name: &[u8]) -> bool {
     let mut inline = [0u8; LOWER_INLINE_BYTES];
     let heap;
     let lower: &[u8] = if name.len() <= LOWER_INLINE_BYTES {

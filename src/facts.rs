@@ -80,23 +80,23 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
-    pub fn insert(&mut self, want: Want, fact: Result<Fact, i32>) {
+    pub(crate) fn insert(&mut self, want: Want, fact: Result<Fact, i32>) {
         self.map.insert(want, fact);
     }
 
     /// The errno `want` failed with, if it is known to have failed.
-    pub fn error(&self, want: &Want) -> Option<i32> {
+    pub(crate) fn error(&self, want: &Want) -> Option<i32> {
         self.map.get(want)?.as_ref().err().copied()
     }
 
     /// Is `want` answered already?
-    pub fn contains(&self, want: &Want) -> bool {
+    pub(crate) fn contains(&self, want: &Want) -> bool {
         self.map.contains_key(want)
     }
 
     /// `None` and the want pushed to `needs` when not yet known; `Some`
     /// of the answer (which may be an errno) once it is.
-    pub fn get(&self, want: Want, needs: &mut Vec<Want>) -> Option<&Result<Fact, i32>> {
+    pub(crate) fn get(&self, want: Want, needs: &mut Vec<Want>) -> Option<&Result<Fact, i32>> {
         match self.map.get(&want) {
             Some(f) => Some(f),
             None => {
@@ -111,12 +111,12 @@ impl Facts {
 
     /// A file's bytes once known (`None` while unknown). A file that could
     /// not be read answers empty; `Facts::error` tells why.
-    pub fn bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[u8]> {
+    pub(crate) fn bytes(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[u8]> {
         self.bytes_upto(root, rel, SLURP_BYTES_MAX, needs)
     }
 
     /// `bytes`, reading at most `max` bytes (a command line, a head).
-    pub fn bytes_upto(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
+    pub(crate) fn bytes_upto(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
         let max = max.min(SLURP_BYTES_MAX);
         match self.get(Want::Bytes { root, rel: rel.to_vec(), max }, needs)? {
             Ok(Fact::Bytes(b)) => Some(b),
@@ -125,7 +125,7 @@ impl Facts {
     }
 
     /// The last `max` bytes of a file once known; empty when unreadable.
-    pub fn tail(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
+    pub(crate) fn tail(&self, root: Root, rel: &[u8], max: u32, needs: &mut Vec<Want>) -> Option<&[u8]> {
         let max = max.min(SLURP_BYTES_MAX);
         match self.get(Want::Tail { root, rel: rel.to_vec(), max }, needs)? {
             Ok(Fact::Bytes(b)) => Some(b),
@@ -134,7 +134,7 @@ impl Facts {
     }
 
     /// A directory's names; an unreadable directory lists nothing.
-    pub fn names(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[Name]> {
+    pub(crate) fn names(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<&[Name]> {
         match self.get(Want::List { root, rel: rel.to_vec() }, needs)? {
             Ok(Fact::Names(n)) => Some(n.as_slice()),
             _ => Some(&[]),
@@ -142,7 +142,7 @@ impl Facts {
     }
 
     /// A link's target; `Some(None)` when there is none.
-    pub fn link(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Option<&[u8]>> {
+    pub(crate) fn link(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Option<&[u8]>> {
         match self.get(Want::Link { root, rel: rel.to_vec() }, needs)? {
             Ok(Fact::Link(l)) => Some(Some(l)),
             _ => Some(None),
@@ -150,7 +150,7 @@ impl Facts {
     }
 
     /// A file's meta; `Some(None)` when it is not there.
-    pub fn meta(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Option<Meta>> {
+    pub(crate) fn meta(&self, root: Root, rel: &[u8], needs: &mut Vec<Want>) -> Option<Option<Meta>> {
         match self.get(Want::Meta { root, rel: rel.to_vec() }, needs)? {
             Ok(Fact::Meta(m)) => Some(Some(*m)),
             _ => Some(None),

@@ -44,7 +44,7 @@ const _: () = assert!(DEPTH_MAX.is_multiple_of(64));
 /// Why a value could not be read. Positions are byte offsets into the
 /// slice the function was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JsonError {
+pub(crate) enum JsonError {
     /// The input ended inside the value.
     Truncated,
     /// A byte that cannot stand where it stands.
@@ -83,7 +83,7 @@ impl std::error::Error for JsonError {}
 /// The raw value of `key` in the top-level object `doc`: a borrowed slice,
 /// quotes and all for a string. `None` when `doc` is not an object, has no
 /// such key, or ends before the value does.
-pub fn field<'a>(doc: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn field<'a>(doc: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     path(doc, &[key])
 }
 
@@ -91,7 +91,7 @@ pub fn field<'a>(doc: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
 /// before it found (`&[b"payload", b"cwd"]`). Only the bytes up to the end
 /// of that value need be present; an empty `keys` answers the whole
 /// top-level value.
-pub fn path<'a>(doc: &'a [u8], keys: &[&[u8]]) -> Option<&'a [u8]> {
+pub(crate) fn path<'a>(doc: &'a [u8], keys: &[&[u8]]) -> Option<&'a [u8]> {
     let mut at = skip_ws(doc, skip_bom(doc));
     for key in keys {
         at = member(doc, at, key).ok()??;
@@ -102,18 +102,18 @@ pub fn path<'a>(doc: &'a [u8], keys: &[&[u8]]) -> Option<&'a [u8]> {
 
 /// The string at `keys`, unescaped. `None` when absent, not a string, or
 /// not a valid one.
-pub fn path_str(doc: &[u8], keys: &[&[u8]]) -> Option<Vec<u8>> {
+pub(crate) fn path_str(doc: &[u8], keys: &[&[u8]]) -> Option<Vec<u8>> {
     string(path(doc, keys)?).ok()
 }
 
 /// Whether the value at `keys` is the string `want` (compared after
 /// unescaping, without allocating when the string holds no escape).
-pub fn path_is(doc: &[u8], keys: &[&[u8]], want: &[u8]) -> bool {
+pub(crate) fn path_is(doc: &[u8], keys: &[&[u8]], want: &[u8]) -> bool {
     path(doc, keys).is_some_and(|raw| str_eq(raw, want))
 }
 
 /// Whether the raw value `raw` is a JSON string equal to `want`.
-pub fn str_eq(raw: &[u8], want: &[u8]) -> bool {
+pub(crate) fn str_eq(raw: &[u8], want: &[u8]) -> bool {
     match raw {
         [b'"', body @ .., b'"'] if raw.len() >= 2 && memchr::memchr(b'\\', body).is_none() => body == want,
         _ => string(raw).is_ok_and(|s| s == want),
@@ -122,13 +122,13 @@ pub fn str_eq(raw: &[u8], want: &[u8]) -> bool {
 
 /// A non-negative integer: the raw value is all ASCII digits (a JSON
 /// number with no sign, fraction or exponent) and fits a `u64`.
-pub fn u64_of(raw: &[u8]) -> Option<u64> {
+pub(crate) fn u64_of(raw: &[u8]) -> Option<u64> {
     digits_u64(raw)
 }
 
 /// ASCII digits as a `u64`; `None` when empty, when anything else is in
 /// it, or on overflow. Shared with the registry's string-held numbers.
-pub fn digits_u64(digits: &[u8]) -> Option<u64> {
+pub(crate) fn digits_u64(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() {
         return None;
     }
@@ -144,7 +144,7 @@ pub fn digits_u64(digits: &[u8]) -> Option<u64> {
 /// escape JSON defines, `\uXXXX` as UTF-8, surrogate pairs joined. Bytes
 /// that are not escapes are copied as they are, UTF-8 or not. A `\u0000`
 /// becomes a NUL byte; callers that build names or paths refuse those.
-pub fn string(raw: &[u8]) -> Result<Vec<u8>, JsonError> {
+pub(crate) fn string(raw: &[u8]) -> Result<Vec<u8>, JsonError> {
     let body = match raw {
         [b'"', body @ .., b'"'] if raw.len() >= 2 => body,
         _ => return Err(JsonError::NotString),
@@ -225,7 +225,7 @@ fn shift(e: JsonError, by: usize) -> JsonError {
 
 /// The end (exclusive) of the value starting at `doc[at]`, after any
 /// whitespace before it is already skipped by the caller.
-pub fn value_end(doc: &[u8], at: usize) -> Result<usize, JsonError> {
+pub(crate) fn value_end(doc: &[u8], at: usize) -> Result<usize, JsonError> {
     match doc.get(at) {
         None => Err(JsonError::Truncated),
         Some(b'"') => string_end(doc, at),
@@ -398,7 +398,7 @@ fn skip_bom(doc: &[u8]) -> usize {
 }
 
 /// Whether `doc` is exactly one JSON value, whitespace around it allowed.
-pub fn is_whole_value(doc: &[u8]) -> bool {
+pub(crate) fn is_whole_value(doc: &[u8]) -> bool {
     let at = skip_ws(doc, skip_bom(doc));
     value_end(doc, at).is_ok_and(|end| skip_ws(doc, end) == doc.len())
 }

@@ -28,19 +28,19 @@ use crate::json;
 use super::paths::{cap_text, is_session_id, one_line, PATH_BYTES_MAX};
 
 /// The longest `name` kept; a longer one is cut at a character boundary.
-pub const NAME_BYTES_MAX: usize = 256;
+pub(crate) const NAME_BYTES_MAX: usize = 256;
 /// The longest `status` word accepted (they are one short word).
-pub const STATUS_BYTES_MAX: usize = 32;
+pub(crate) const STATUS_BYTES_MAX: usize = 32;
 /// The longest `waitingFor` kept (a dialog's text may be long); a longer
 /// one is cut at a character boundary.
-pub const WAITING_FOR_BYTES_MAX: usize = 1024;
+pub(crate) const WAITING_FOR_BYTES_MAX: usize = 1024;
 /// Claude Code keeps a project directory name to this many UTF-16 code
 /// units; past it, the name is cut here and a hash of the cwd follows.
-pub const PROJECT_DIR_UNITS_MAX: usize = 200;
+pub(crate) const PROJECT_DIR_UNITS_MAX: usize = 200;
 
 /// What `/active` takes from a registry record.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Registry {
+pub(crate) struct Registry {
     /// `[A-Za-z0-9_-]+`, checked.
     pub session_id: Vec<u8>,
     /// The cwd Claude Code started in, which names the project directory.
@@ -62,7 +62,7 @@ pub struct Registry {
 
 /// The record's `procStart`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProcStart {
+pub(crate) enum ProcStart {
     /// No `procStart` (Claude Code before 2.1.126 wrote none).
     Absent,
     /// Clock ticks after boot, as Linux's `stat` field 22.
@@ -73,7 +73,7 @@ pub enum ProcStart {
 
 /// Why a registry record is not believed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// The buffer is not one JSON object (empty, cut short, garbage).
     NotJson,
     NoSessionId,
@@ -93,7 +93,7 @@ pub enum Why {
 
 impl Why {
     #[cfg(test)]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Why::NotJson => "registry record is not a JSON object",
             Why::NoSessionId => "registry record has no sessionId",
@@ -109,7 +109,7 @@ impl Why {
 
 /// Parse `sessions/<pid>.json`. Tolerant of missing and extra fields;
 /// strict about the two that lead to a file.
-pub fn parse_registry(record: &[u8]) -> Result<Registry, Why> {
+pub(crate) fn parse_registry(record: &[u8]) -> Result<Registry, Why> {
     if !json::is_whole_value(record) || json::path(record, &[]).and_then(|v| v.first()) != Some(&b'{') {
         return Err(Why::NotJson);
     }
@@ -157,7 +157,7 @@ fn is_status(s: &[u8]) -> bool {
 /// Whether a parsed record belongs to the process at `pid` that started
 /// at `starttime_ticks`: its `pid`, when recorded, is that pid, and its
 /// `procStart`, when recorded, is that starttime.
-pub fn check_registry(reg: &Registry, pid: u32, starttime_ticks: u64) -> Result<(), Why> {
+pub(crate) fn check_registry(reg: &Registry, pid: u32, starttime_ticks: u64) -> Result<(), Why> {
     if reg.pid.is_some_and(|p| p != u64::from(pid)) {
         return Err(Why::PidMismatch);
     }
@@ -171,7 +171,7 @@ pub fn check_registry(reg: &Registry, pid: u32, starttime_ticks: u64) -> Result<
 
 /// The directory under `~/.claude/projects` a cwd's transcripts live in.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProjectDir {
+pub(crate) enum ProjectDir {
     /// The whole name.
     Exact(Vec<u8>),
     /// A cwd too long to name in full: Claude Code cuts the name at
@@ -189,7 +189,7 @@ pub enum ProjectDir {
 /// for one beyond U+FFFF, a surrogate pair) — `/home/u/文档` is
 /// `-home-u--`, not `-home-u-------`. A byte that is not UTF-8 counts as
 /// one unit, as the replacement character Node decodes it to.
-pub fn claude_project_dir(cwd: &[u8]) -> ProjectDir {
+pub(crate) fn claude_project_dir(cwd: &[u8]) -> ProjectDir {
     let mut out = Vec::with_capacity(cwd.len());
     for chunk in cwd.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -210,7 +210,7 @@ pub fn claude_project_dir(cwd: &[u8]) -> ProjectDir {
 
 /// Whether a directory name under `projects/` is a long cwd's: `prefix`,
 /// `-`, then a hash of letters and digits (base 36 in every version seen).
-pub fn long_dir_matches(name: &[u8], prefix: &[u8]) -> bool {
+pub(crate) fn long_dir_matches(name: &[u8], prefix: &[u8]) -> bool {
     name.strip_prefix(prefix)
         .and_then(|rest| rest.strip_prefix(b"-"))
         .is_some_and(|hash| !hash.is_empty() && hash.iter().all(u8::is_ascii_alphanumeric))
@@ -220,7 +220,7 @@ pub fn long_dir_matches(name: &[u8], prefix: &[u8]) -> bool {
 /// `projects/<dir>/<sessionId>.jsonl`. `None` unless both names are plain
 /// (`dir` as `claude_project_dir` makes it, `session_id` as the registry
 /// check demands), so nothing a record says can climb out of `projects/`.
-pub fn transcript_rel(dir: &[u8], session_id: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn transcript_rel(dir: &[u8], session_id: &[u8]) -> Option<Vec<u8>> {
     let plain_dir = !dir.is_empty() && dir.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-');
     if !plain_dir || !is_session_id(session_id) {
         return None;

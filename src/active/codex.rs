@@ -41,7 +41,7 @@ use super::paths::{file_name, is_uuid, rel_under, UUID_BYTES};
 /// A rollout found for a process: where it is below the codex root, and
 /// the session id its name carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rollout<'a> {
+pub(crate) struct Rollout<'a> {
     /// Relative to the codex root: `sessions/YYYY/MM/DD/rollout-...jsonl`.
     pub rel: &'a [u8],
     pub id: &'a [u8],
@@ -49,7 +49,7 @@ pub struct Rollout<'a> {
 
 /// The session id of a rollout's file name: `rollout-<when>-<uuid>.jsonl`
 /// → `<uuid>`. `None` for any other name.
-pub fn rollout_id(name: &[u8]) -> Option<&[u8]> {
+pub(crate) fn rollout_id(name: &[u8]) -> Option<&[u8]> {
     let stem = name.strip_prefix(b"rollout-")?.strip_suffix(b".jsonl")?;
     let id = stem.get(stem.len().checked_sub(UUID_BYTES)?..)?;
     let before = &stem[..stem.len() - UUID_BYTES];
@@ -58,7 +58,7 @@ pub fn rollout_id(name: &[u8]) -> Option<&[u8]> {
 
 /// The fd route: of a process's readlink targets (`<proc>/<pid>/fd/*`),
 /// the rollouts under `<codex_root>/sessions/`, each once.
-pub fn fd_rollouts<'a>(targets: &[&'a [u8]], codex_root: &[u8]) -> Vec<Rollout<'a>> {
+pub(crate) fn fd_rollouts<'a>(targets: &[&'a [u8]], codex_root: &[u8]) -> Vec<Rollout<'a>> {
     let mut out: Vec<Rollout<'a>> = Vec::new();
     for target in targets {
         let Some(rel) = rel_under(target, codex_root) else { continue };
@@ -84,7 +84,7 @@ pub fn fd_rollouts<'a>(targets: &[&'a [u8]], codex_root: &[u8]) -> Vec<Rollout<'
 /// whose second word is `->` is a process waiting for the lock, not
 /// holding it; POSIX and OFD locks, leases and read locks are not codex's
 /// writer locks.
-pub fn held_write_flocks(locks: &[u8], pid: u32) -> Vec<u64> {
+pub(crate) fn held_write_flocks(locks: &[u8], pid: u32) -> Vec<u64> {
     let mut out = Vec::new();
     for line in locks.split(|&b| b == b'\n') {
         let mut words = line.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty());
@@ -107,7 +107,7 @@ pub fn held_write_flocks(locks: &[u8], pid: u32) -> Vec<u64> {
 /// The lock route's second step: of the lock directory's files
 /// (`thread-writer-locks/<uuid>.lock`, with the inode the server statted
 /// for each), the thread ids whose inode the process holds.
-pub fn locked_threads<'a>(held: &[u64], lock_files: &[(&'a [u8], u64)]) -> Vec<&'a [u8]> {
+pub(crate) fn locked_threads<'a>(held: &[u64], lock_files: &[(&'a [u8], u64)]) -> Vec<&'a [u8]> {
     lock_files
         .iter()
         .filter(|(_, ino)| held.contains(ino))
@@ -117,7 +117,7 @@ pub fn locked_threads<'a>(held: &[u64], lock_files: &[(&'a [u8], u64)]) -> Vec<&
 
 /// The Unix milliseconds a UUIDv7 was minted at: its first 48 bits. `None`
 /// for a UUID of another version, whose bits are not a time.
-pub fn uuidv7_ms(id: &[u8]) -> Option<u64> {
+pub(crate) fn uuidv7_ms(id: &[u8]) -> Option<u64> {
     if !is_uuid(id) || id[14] != b'7' {
         return None;
     }
@@ -129,7 +129,7 @@ pub fn uuidv7_ms(id: &[u8]) -> Option<u64> {
 /// codex root, most likely first: `sessions/YYYY/MM/DD` for the UTC day,
 /// then the day before and the day after (codex names them in local time,
 /// UTC-12 to UTC+14).
-pub fn rollout_day_dirs(ms: u64) -> [Vec<u8>; 3] {
+pub(crate) fn rollout_day_dirs(ms: u64) -> [Vec<u8>; 3] {
     let day = (ms / 86_400_000) as i64;
     [day, day - 1, day + 1].map(|d| {
         let (y, m, dd) = civil_from_days(d);
@@ -139,7 +139,7 @@ pub fn rollout_day_dirs(ms: u64) -> [Vec<u8>; 3] {
 
 /// The proleptic Gregorian date of a day count from 1970-01-01
 /// (Howard Hinnant's `civil_from_days`).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -153,7 +153,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// The rollout of thread `id` among a day directory's file names.
-pub fn rollout_in_listing<'a>(names: impl IntoIterator<Item = &'a [u8]>, id: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn rollout_in_listing<'a>(names: impl IntoIterator<Item = &'a [u8]>, id: &[u8]) -> Option<&'a [u8]> {
     names.into_iter().find(|name| rollout_id(name) == Some(id))
 }
 
@@ -162,14 +162,14 @@ pub fn rollout_in_listing<'a>(names: impl IntoIterator<Item = &'a [u8]>, id: &[u
 /// `payload.source` is an object naming `subagent` (earlier versions:
 /// `{"subagent":"review"}`, `{"subagent":{"thread_spawn":...}}`). A first
 /// record that says neither, or cannot be read, is not called a subagent.
-pub fn is_subagent_thread(first_record: &[u8]) -> bool {
+pub(crate) fn is_subagent_thread(first_record: &[u8]) -> bool {
     json::path_is(first_record, &[b"payload", b"thread_source"], b"subagent")
         || json::path(first_record, &[b"payload", b"source", b"subagent"]).is_some()
 }
 
 /// A candidate thread for [`pick_thread`].
 #[derive(Clone, Copy, Debug)]
-pub struct Thread<'a> {
+pub(crate) struct Thread<'a> {
     /// The rollout's first record (its `session_meta`), or as much of it
     /// as was read: the fields looked at come early in it.
     pub first_record: &'a [u8],
@@ -184,7 +184,7 @@ pub struct Thread<'a> {
 /// the rest the rollout written last — the one the agent is in, which after
 /// a `/new` and a resume need not be the newest id. Ties (one second) go to
 /// the newest id, then to the later in `threads`. An index into `threads`.
-pub fn pick_thread(threads: &[Thread<'_>]) -> Option<usize> {
+pub(crate) fn pick_thread(threads: &[Thread<'_>]) -> Option<usize> {
     threads
         .iter()
         .enumerate()
@@ -197,7 +197,7 @@ pub fn pick_thread(threads: &[Thread<'_>]) -> Option<usize> {
 /// "updated_at"}` a line, a line appended each time a thread is named):
 /// the last line for `id` wins. `at_file_start` is false when `index` is
 /// the file's tail, whose first line may be cut.
-pub fn thread_name(index: &[u8], at_file_start: bool, id: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn thread_name(index: &[u8], at_file_start: bool, id: &[u8]) -> Option<Vec<u8>> {
     super::head::records(index, at_file_start)
         .filter(|rec| json::path_is(rec, &[b"id"], id))
         .filter_map(|rec| json::path_str(rec, &[b"thread_name"]).filter(|n| !n.is_empty()))
@@ -213,7 +213,7 @@ pub fn thread_name(index: &[u8], at_file_start: bool, id: &[u8]) -> Option<Vec<u
 /// longer file that holds no turn event is in the middle of a turn long
 /// enough to have written past it: `busy`. A whole file with none has no
 /// status to say.
-pub fn turn_status(tail: &[u8], at_file_start: bool) -> Option<&'static [u8]> {
+pub(crate) fn turn_status(tail: &[u8], at_file_start: bool) -> Option<&'static [u8]> {
     let last = super::head::records(tail, at_file_start)
         .filter(|rec| json::path_is(rec, &[b"type"], b"event_msg"))
         .filter_map(|rec| {

@@ -6,11 +6,11 @@
 use super::paths::{is_session_id, rel_under};
 
 /// The file a dsh session writes.
-pub const TRANSCRIPT_NAME: &[u8] = b"session.jsonl.zstd";
+pub(crate) const TRANSCRIPT_NAME: &[u8] = b"session.jsonl.zstd";
 
 /// A dsh session found for a process, relative to the dsh root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Session<'a> {
+pub(crate) struct Session<'a> {
     /// `.../session-<id>/session.jsonl.zstd`.
     pub rel: &'a [u8],
     pub id: &'a [u8],
@@ -19,7 +19,7 @@ pub struct Session<'a> {
 /// The fd route: of a process's readlink targets, the dsh transcripts
 /// under `dsh_root` — files named `session.jsonl.zstd` in a directory
 /// named `session-<id>` — each once, in the order given.
-pub fn fd_sessions<'a>(targets: &[&'a [u8]], dsh_root: &[u8]) -> Vec<Session<'a>> {
+pub(crate) fn fd_sessions<'a>(targets: &[&'a [u8]], dsh_root: &[u8]) -> Vec<Session<'a>> {
     let mut out: Vec<Session<'a>> = Vec::new();
     for target in targets {
         let Some(rel) = rel_under(target, dsh_root) else { continue };

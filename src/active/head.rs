@@ -34,15 +34,15 @@ use super::paths::cap_text;
 use super::Harness;
 
 /// The longest title served; a longer one is cut at a character.
-pub const TITLE_BYTES_MAX: usize = 1024;
+pub(crate) const TITLE_BYTES_MAX: usize = 1024;
 /// The longest model name served.
-pub const MODEL_BYTES_MAX: usize = 256;
+pub(crate) const MODEL_BYTES_MAX: usize = 256;
 /// The longest cwd taken from a record (Linux PATH_MAX).
-pub const CWD_BYTES_MAX: usize = 4096;
+pub(crate) const CWD_BYTES_MAX: usize = 4096;
 
 /// What a transcript says about its session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Head {
+pub(crate) struct Head {
     pub title: Option<Vec<u8>>,
     pub model: Option<Vec<u8>>,
     /// The cwd the session recorded, for [`check_cwd`].
@@ -55,20 +55,20 @@ pub struct Head {
 /// The records of a window of a JSONL file: one a line, empty lines
 /// skipped. Unless the window starts the file, its first line is dropped:
 /// it is a record cut at its front.
-pub fn records(window: &[u8], at_file_start: bool) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn records(window: &[u8], at_file_start: bool) -> impl Iterator<Item = &[u8]> {
     let start = if at_file_start { 0 } else { memchr::memchr(b'\n', window).map_or(window.len(), |i| i + 1) };
     window[start..].split(|&b| b == b'\n').filter(|line| !line.is_empty())
 }
 
 /// Read a transcript's head (its first bytes) and, when the file is longer
 /// than the head, its tail (its last bytes). `None` for hermes.
-pub fn read_head(harness: Harness, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
+pub(crate) fn read_head(harness: Harness, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
     read_head_of(harness, false, head, tail)
 }
 
 /// `read_head` of a main session's transcript, or (`subagent`) of a
 /// subagent's own, whose records are all sidechain and say its model.
-pub fn read_head_of(harness: Harness, subagent: bool, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
+pub(crate) fn read_head_of(harness: Harness, subagent: bool, head: &[u8], tail: Option<&[u8]>) -> Option<Head> {
     let mut reader: Box<dyn Reader> = match harness {
         Harness::Claude => Box::new(ClaudeReader { subagent, ..ClaudeReader::default() }),
         Harness::Codex => Box::<CodexReader>::default(),
@@ -259,7 +259,7 @@ fn omp_model_id(model: &[u8]) -> &[u8] {
 /// Whether a resolved transcript is the process's: its recorded cwd
 /// against the process's `<proc>/<pid>/cwd`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CwdCheck {
+pub(crate) enum CwdCheck {
     /// Both known and equal.
     Match,
     /// Both known and different: the transcript is another session's.
@@ -278,7 +278,7 @@ impl CwdCheck {
     /// there is nothing to compare, the route's own evidence stands (a
     /// registry record the harness wrote for this pid, a file or lock the
     /// process holds).
-    pub fn believed(self) -> bool {
+    pub(crate) fn believed(self) -> bool {
         self != CwdCheck::Mismatch
     }
 }
@@ -286,7 +286,7 @@ impl CwdCheck {
 /// Compare a transcript's recorded cwd with the process's. A trailing `/`
 /// on either is ignored; a cwd the kernel reports as ` (deleted)` matches
 /// nothing.
-pub fn check_cwd(recorded: Option<&[u8]>, process: Option<&[u8]>) -> CwdCheck {
+pub(crate) fn check_cwd(recorded: Option<&[u8]>, process: Option<&[u8]>) -> CwdCheck {
     use super::paths::trim_trailing_slashes as trim;
     match (recorded, process) {
         (_, None) => CwdCheck::ProcessUnknown,

@@ -30,7 +30,7 @@ use super::paths::{file_name, is_session_id, pick_newest, rel_under, trim_traili
 
 /// A transcript found for a process, relative to the omp root (`~/.omp`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transcript<'a> {
+pub(crate) struct Transcript<'a> {
     /// `agent/sessions/<store>/<timestamp>_<id>.jsonl`.
     pub rel: &'a [u8],
     pub id: &'a [u8],
@@ -38,7 +38,7 @@ pub struct Transcript<'a> {
 
 /// The session id of a transcript's file name: `<timestamp>_<id>.jsonl`
 /// → `<id>` (omp's ids are UUIDv7s; any `[A-Za-z0-9_-]+` is accepted).
-pub fn session_id(name: &[u8]) -> Option<&[u8]> {
+pub(crate) fn session_id(name: &[u8]) -> Option<&[u8]> {
     let stem = name.strip_suffix(b".jsonl")?;
     let cut = memchr::memrchr(b'_', stem)?;
     let id = &stem[cut + 1..];
@@ -48,7 +48,7 @@ pub fn session_id(name: &[u8]) -> Option<&[u8]> {
 /// The fd route: of a process's readlink targets, the transcripts directly
 /// in a store directory under `<omp_root>/agent/sessions/`, each once, in
 /// the order given. The server orders them newest first ([`newest`]).
-pub fn fd_transcripts<'a>(targets: &[&'a [u8]], omp_root: &[u8]) -> Vec<Transcript<'a>> {
+pub(crate) fn fd_transcripts<'a>(targets: &[&'a [u8]], omp_root: &[u8]) -> Vec<Transcript<'a>> {
     let mut out: Vec<Transcript<'a>> = Vec::new();
     for target in targets {
         let Some(rel) = rel_under(target, omp_root) else { continue };
@@ -66,7 +66,7 @@ pub fn fd_transcripts<'a>(targets: &[&'a [u8]], omp_root: &[u8]) -> Vec<Transcri
 
 /// Of transcripts with the caller's measure of newest (their mtime), the
 /// newest: "newest first" of the fd route, and the pick of the dir route.
-pub fn newest<'a>(found: &[(Transcript<'a>, u64)]) -> Option<Transcript<'a>> {
+pub(crate) fn newest<'a>(found: &[(Transcript<'a>, u64)]) -> Option<Transcript<'a>> {
     let best = pick_newest(found.iter().map(|(t, key)| (t.rel, *key)))?;
     found.iter().map(|(t, _)| *t).find(|t| t.rel == best)
 }
@@ -77,7 +77,7 @@ pub fn newest<'a>(found: &[(Transcript<'a>, u64)]) -> Option<Transcript<'a>> {
 /// form when it differs; then the seed's plain `/` → `-` form. `cwd`,
 /// `home` and `tmp` are absolute and resolved; a cwd that is not absolute
 /// names nothing.
-pub fn store_dirs(cwd: &[u8], home: &[u8], tmp: &[u8]) -> Vec<Vec<u8>> {
+pub(crate) fn store_dirs(cwd: &[u8], home: &[u8], tmp: &[u8]) -> Vec<Vec<u8>> {
     let cwd = trim_trailing_slashes(cwd);
     if cwd.first() != Some(&b'/') || cwd.contains(&0) {
         return Vec::new();
@@ -121,7 +121,7 @@ fn encode(path: &[u8]) -> Vec<u8> {
 
 /// The dir route: of a store directory's regular files (name, the caller's
 /// measure of newest), the newest transcript's name.
-pub fn dir_pick<'a>(entries: &[(&'a [u8], u64)]) -> Option<&'a [u8]> {
+pub(crate) fn dir_pick<'a>(entries: &[(&'a [u8], u64)]) -> Option<&'a [u8]> {
     pick_newest(entries.iter().copied().filter(|(name, _)| session_id(name).is_some()))
 }
 

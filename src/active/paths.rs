@@ -8,15 +8,15 @@
 
 /// The longest session id accepted. Every harness's ids are UUIDs (36
 /// bytes) or shorter; anything much longer is not an id.
-pub const SESSION_ID_BYTES_MAX: usize = 128;
+pub(crate) const SESSION_ID_BYTES_MAX: usize = 128;
 
 /// The longest path accepted from a readlink or a record (Linux PATH_MAX).
-pub const PATH_BYTES_MAX: usize = 4096;
+pub(crate) const PATH_BYTES_MAX: usize = 4096;
 
 /// Whether `rel` is a relative path of plain names: not empty, no leading
 /// `/`, no empty, `.` or `..` component, no NUL, no longer than
 /// `PATH_BYTES_MAX`.
-pub fn safe_rel(rel: &[u8]) -> bool {
+pub(crate) fn safe_rel(rel: &[u8]) -> bool {
     !rel.is_empty()
         && rel.len() <= PATH_BYTES_MAX
         && !rel.contains(&0)
@@ -29,7 +29,7 @@ pub fn safe_rel(rel: &[u8]) -> bool {
 /// symlink must be resolved first or nothing will match); a trailing `/`
 /// on it is ignored. A target the kernel marks ` (deleted)` keeps that
 /// suffix and so never names a transcript.
-pub fn rel_under<'a>(target: &'a [u8], root: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn rel_under<'a>(target: &'a [u8], root: &[u8]) -> Option<&'a [u8]> {
     let root = trim_trailing_slashes(root);
     if root.first() != Some(&b'/') {
         return None;
@@ -40,7 +40,7 @@ pub fn rel_under<'a>(target: &'a [u8], root: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// `path` without trailing slashes, except that `/` stays `/`.
-pub fn trim_trailing_slashes(path: &[u8]) -> &[u8] {
+pub(crate) fn trim_trailing_slashes(path: &[u8]) -> &[u8] {
     let mut end = path.len();
     while end > 1 && path[end - 1] == b'/' {
         end -= 1;
@@ -49,24 +49,24 @@ pub fn trim_trailing_slashes(path: &[u8]) -> &[u8] {
 }
 
 /// The last component of a path.
-pub fn file_name(path: &[u8]) -> &[u8] {
+pub(crate) fn file_name(path: &[u8]) -> &[u8] {
     memchr::memrchr(b'/', path).map_or(path, |i| &path[i + 1..])
 }
 
 /// Whether `id` can be a session id in a file name: `[A-Za-z0-9_-]+`, up
 /// to `SESSION_ID_BYTES_MAX`. This is what keeps a record's `sessionId`
 /// of `../../etc/passwd` from ever becoming part of a path.
-pub fn is_session_id(id: &[u8]) -> bool {
+pub(crate) fn is_session_id(id: &[u8]) -> bool {
     !id.is_empty()
         && id.len() <= SESSION_ID_BYTES_MAX
         && id.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// The length of a textual UUID, `8-4-4-4-12` hex digits.
-pub const UUID_BYTES: usize = 36;
+pub(crate) const UUID_BYTES: usize = 36;
 
 /// Whether `id` is a textual UUID (any version, either case).
-pub fn is_uuid(id: &[u8]) -> bool {
+pub(crate) fn is_uuid(id: &[u8]) -> bool {
     id.len() == UUID_BYTES
         && id.iter().enumerate().all(|(i, &b)| match i {
             8 | 13 | 18 | 23 => b == b'-',
@@ -77,7 +77,7 @@ pub fn is_uuid(id: &[u8]) -> bool {
 /// `text` cut to at most `max` bytes, at a UTF-8 character boundary when
 /// it is UTF-8 there (a byte that is not is cut where it stands). For the
 /// harness's own words served as files: a title, a name, a model.
-pub fn cap_text(mut text: Vec<u8>, max: usize) -> Vec<u8> {
+pub(crate) fn cap_text(mut text: Vec<u8>, max: usize) -> Vec<u8> {
     if text.len() > max {
         let is_start = |i: usize| i == 0 || (text[i] & 0xC0) != 0x80;
         let cut = (max.saturating_sub(3)..=max).rev().find(|&i| is_start(i)).unwrap_or(max);
@@ -89,7 +89,7 @@ pub fn cap_text(mut text: Vec<u8>, max: usize) -> Vec<u8> {
 /// `text` as one line, for a harness's words served as a file that is one
 /// line: control characters (a newline among them) become spaces, and the
 /// ends are trimmed.
-pub fn one_line(text: &[u8]) -> Vec<u8> {
+pub(crate) fn one_line(text: &[u8]) -> Vec<u8> {
     let t: Vec<u8> = text.iter().map(|&b| if b < 0x20 || b == 0x7f { b' ' } else { b }).collect();
     t.trim_ascii().to_vec()
 }
@@ -99,7 +99,7 @@ pub fn one_line(text: &[u8]) -> Vec<u8> {
 /// to the greater name: every harness names its transcripts with a
 /// timestamp first, so that is the later one, and the answer does not
 /// depend on the order a directory listed them in.
-pub fn pick_newest<'a>(candidates: impl IntoIterator<Item = (&'a [u8], u64)>) -> Option<&'a [u8]> {
+pub(crate) fn pick_newest<'a>(candidates: impl IntoIterator<Item = (&'a [u8], u64)>) -> Option<&'a [u8]> {
     candidates.into_iter().max_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0))).map(|(name, _)| name)
 }
 

@@ -21,7 +21,7 @@
 //! starttime differs is another process, and a zombie is a corpse.
 
 /// Arguments that make a command line a server or helper, never a session.
-pub const DAEMON_WORDS: [&[u8]; 13] = [
+pub(crate) const DAEMON_WORDS: [&[u8]; 13] = [
     b"gateway",
     b"dashboard",
     b"mcp",
@@ -38,19 +38,19 @@ pub const DAEMON_WORDS: [&[u8]; 13] = [
 ];
 
 /// Ticks a second in `/proc`'s clock fields; fixed by the kernel ABI.
-pub const USER_HZ: u64 = 100;
+pub(crate) const USER_HZ: u64 = 100;
 
 /// Parents followed up from a process before the walk gives up. Real trees
 /// are a few dozen deep; the bound only matters when `parent_of` answers a
 /// loop (a pid reused between two reads), which it cuts short.
-pub const ANCESTRY_DEPTH_MAX: usize = 4096;
+pub(crate) const ANCESTRY_DEPTH_MAX: usize = 4096;
 
 use super::paths::file_name;
 use super::Harness;
 
 /// The harness a command line (`<proc>/<pid>/cmdline`: NUL-separated
 /// argv) runs, or `None` for anything else, helpers included.
-pub fn classify(cmdline: &[u8]) -> Option<Harness> {
+pub(crate) fn classify(cmdline: &[u8]) -> Option<Harness> {
     let mut argv = args(cmdline);
     let argv0 = argv.next()?;
     if args(cmdline).skip(1).any(|a| DAEMON_WORDS.contains(&a)) {
@@ -110,7 +110,7 @@ fn is_hermes_script(path: &[u8]) -> bool {
 
 /// What `/active` needs of `<proc>/<pid>/stat`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PidStat<'a> {
+pub(crate) struct PidStat<'a> {
     pub pid: u32,
     /// The kernel's name for the task (up to 15 bytes; any bytes at all,
     /// spaces and `)` included).
@@ -125,7 +125,7 @@ pub struct PidStat<'a> {
 /// Parse `<proc>/<pid>/stat`: `pid (comm) state ppid ... starttime ...`.
 /// `comm` may hold spaces and `)`, so it ends at the *last* `)`, as procps
 /// reads it. `None` for anything that is not that shape.
-pub fn parse_pid_stat(stat: &[u8]) -> Option<PidStat<'_>> {
+pub(crate) fn parse_pid_stat(stat: &[u8]) -> Option<PidStat<'_>> {
     let open = memchr::memchr(b'(', stat)?;
     let close = memchr::memrchr(b')', stat)?;
     if close < open || stat.get(open.checked_sub(1)?) != Some(&b' ') {
@@ -151,7 +151,7 @@ fn parse_u32(digits: &[u8]) -> Option<u32> {
 }
 
 /// The boot time, Unix seconds, from `<proc>/stat`'s `btime` line.
-pub fn parse_btime(proc_stat: &[u8]) -> Option<u64> {
+pub(crate) fn parse_btime(proc_stat: &[u8]) -> Option<u64> {
     proc_stat
         .split(|&b| b == b'\n')
         .find_map(|line| line.strip_prefix(b"btime "))
@@ -159,21 +159,21 @@ pub fn parse_btime(proc_stat: &[u8]) -> Option<u64> {
 }
 
 /// When a process started, Unix seconds: boot time plus its starttime.
-pub fn started(btime: u64, starttime_ticks: u64) -> u64 {
+pub(crate) fn started(btime: u64, starttime_ticks: u64) -> u64 {
     btime.saturating_add(starttime_ticks / USER_HZ)
 }
 
 /// Whether the process now at a pid is the one remembered: its stat
 /// parses, its starttime is the one remembered, and it is not a zombie
 /// (`Z`) or dead (`X`). A reused pid and a corpse both answer false.
-pub fn is_same_process(remembered_ticks: u64, stat: &[u8]) -> bool {
+pub(crate) fn is_same_process(remembered_ticks: u64, stat: &[u8]) -> bool {
     parse_pid_stat(stat).is_some_and(|s| s.starttime_ticks == remembered_ticks && !matches!(s.state, b'Z' | b'X'))
 }
 
 /// The value of `key` in an environment block (`<proc>/<pid>/environ`:
 /// NUL-separated `KEY=VALUE`), matched by the whole key: `ZMX_SESSION`
 /// never answers `ZMX_SESSION_X=...`. The first entry wins, as `getenv`'s.
-pub fn env_value<'a>(environ: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn env_value<'a>(environ: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     if key.is_empty() || key.contains(&b'=') {
         return None;
     }

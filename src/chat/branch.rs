@@ -45,12 +45,12 @@ pub(crate) enum Parent {
 
 impl Tree {
     /// Messages in the chat.
-    pub fn len(&self, all: usize) -> usize {
+    pub(super) fn len(&self, all: usize) -> usize {
         self.view.as_ref().map_or(all, Vec::len)
     }
 
     /// The store's message that is the chat's `id`.
-    pub fn slot(&self, id: usize, all: usize) -> Option<usize> {
+    pub(super) fn slot(&self, id: usize, all: usize) -> Option<usize> {
         match &self.view {
             Some(v) => v.get(id).map(|&s| s as usize),
             None => (id < all).then_some(id),
@@ -65,7 +65,7 @@ impl Tree {
     /// looked for from the newest back (a branch point is mostly recent).
     /// `parent` is the hash of its `parentId`: `None` without one, 0 for
     /// null.
-    pub fn parent(&self, parent: Option<u64>) -> Parent {
+    pub(super) fn parent(&self, parent: Option<u64>) -> Parent {
         let Some(id) = parent else { return Parent::Leaf };
         if id == 0 {
             return if self.entries.is_empty() { Parent::Leaf } else { Parent::Root };
@@ -81,7 +81,7 @@ impl Tree {
 
     /// An entry following `parent` is about to be indexed: the chat moves
     /// to its branch. False when that would renumber handed-out messages.
-    pub fn branch(&mut self, parent: Parent, all: usize) -> bool {
+    pub(super) fn branch(&mut self, parent: Parent, all: usize) -> bool {
         let upto = match parent {
             Parent::Leaf => return true,
             Parent::Root => NONE,
@@ -119,7 +119,7 @@ impl Tree {
     }
 
     /// The entry is indexed: its messages are the store's up to `end`.
-    pub fn push(&mut self, id: u64, parent: Parent, end: usize) {
+    pub(super) fn push(&mut self, id: u64, parent: Parent, end: usize) {
         let parent = match parent {
             Parent::Leaf => self.leaf(),
             Parent::Root => NONE,

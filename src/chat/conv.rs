@@ -47,7 +47,7 @@ const STAMP_MAX: usize = 40;
 impl Conv {
     /// A conversation that remembers at most `ids` record and reply ids
     /// (past it the index is full: `Seen`, `Replies`).
-    pub fn new(ids: usize) -> Conv {
+    pub(super) fn new(ids: usize) -> Conv {
         Conv {
             tools: Tools::new(),
             calls: Calls::new(),
@@ -67,7 +67,7 @@ impl Conv {
 
     /// A record carries timestamp `ts` (possibly empty: then it keeps the
     /// last). Only what has a timestamp's shape replaces the last one.
-    pub fn stamp(&mut self, ts: &[u8]) {
+    pub(super) fn stamp(&mut self, ts: &[u8]) {
         let shaped = ts.len() >= 19 && ts.len() <= STAMP_MAX && ts[4] == b'-' && ts[13] == b':';
         if shaped && ts != &self.stamp[..self.stamp_len] {
             self.stamp[..ts.len()].copy_from_slice(ts);
@@ -78,7 +78,7 @@ impl Conv {
 
     /// A record carries its time as Unix seconds (dsh writes milliseconds):
     /// it is the last time from here on.
-    pub fn at_unix(&mut self, secs: u64) {
+    pub(super) fn at_unix(&mut self, secs: u64) {
         let t = u32::try_from(secs).unwrap_or(u32::MAX);
         self.stamp_len = 0;
         self.last = t;
@@ -86,7 +86,7 @@ impl Conv {
     }
 
     /// Unix seconds of the last timestamp carried (0 before any).
-    pub fn time(&mut self) -> u32 {
+    pub(super) fn time(&mut self) -> u32 {
         if self.time.is_none() {
             if let Some(t) = parse_time(&self.stamp[..self.stamp_len]) {
                 self.last = t;
@@ -218,7 +218,7 @@ pub(crate) struct Pending {
 const QUEUE_MAX: usize = 64;
 
 impl Queue {
-    pub fn enqueue(&mut self, p: Pending) {
+    pub(super) fn enqueue(&mut self, p: Pending) {
         if self.pending.len() == QUEUE_MAX {
             self.pending.pop_front();
         }
@@ -226,16 +226,16 @@ impl Queue {
     }
 
     /// The oldest prompt leaves the queue.
-    pub fn pop(&mut self) -> Option<Pending> {
+    pub(super) fn pop(&mut self) -> Option<Pending> {
         self.pending.pop_front()
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.pending.clear();
     }
 
     /// A `remove` said this prompt.
-    pub fn said_at_remove(&mut self, hash: u64) {
+    pub(super) fn said_at_remove(&mut self, hash: u64) {
         if hash != 0 {
             if self.said.len() == QUEUE_MAX {
                 self.said.remove(0);
@@ -246,7 +246,7 @@ impl Queue {
 
     /// An attachment delivers the prompt with this hash: false when a
     /// `remove` already said it (and it is not to be said again).
-    pub fn deliver(&mut self, hash: u64) -> bool {
+    pub(super) fn deliver(&mut self, hash: u64) -> bool {
         if hash == 0 {
             return true;
         }

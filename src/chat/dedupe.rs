@@ -52,13 +52,13 @@ pub(crate) struct Seen {
 }
 
 impl Seen {
-    pub fn new(cap: usize) -> Seen {
+    pub(super) fn new(cap: usize) -> Seen {
         Seen { ids: HashSet::default(), cap }
     }
 
     /// Whether `id` (a hash; 0 for none) is new: true the first time, and
     /// always for 0. `Full` past the cap.
-    pub fn first(&mut self, id: u64) -> Result<bool, Full> {
+    pub(super) fn first(&mut self, id: u64) -> Result<bool, Full> {
         if id == 0 {
             return Ok(true);
         }
@@ -73,7 +73,7 @@ impl Seen {
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ids.len()
     }
 }
@@ -86,14 +86,14 @@ pub(crate) struct Replies {
 }
 
 impl Replies {
-    pub fn new(cap: usize) -> Replies {
+    pub(super) fn new(cap: usize) -> Replies {
         Replies { counted: HashMap::default(), cap }
     }
 
     /// A copy of reply `id` (a hash; 0 for a reply without one, counted
     /// each time) says `c` for `model`: what any field grew by past the
     /// largest earlier copy is counted, for the model its first copy named.
-    pub fn copy(&mut self, usage: &mut Usage, id: u64, model: &[u8], c: &Counts) -> Result<(), Full> {
+    pub(super) fn copy(&mut self, usage: &mut Usage, id: u64, model: &[u8], c: &Counts) -> Result<(), Full> {
         if id == 0 {
             let slot = usage.slot(model);
             usage.count(slot, c);

@@ -23,7 +23,7 @@ use super::Format;
 
 /// Digests kept: a home of this many transcripts reads its `usage` again
 /// for a look at each file. About 200 bytes each (a few models' counts).
-pub const DIGESTS_MAX: usize = 1 << 16;
+pub(crate) const DIGESTS_MAX: usize = 1 << 16;
 
 /// A transcript file: (dev, ino, birth time), as the pool keys entries.
 pub(crate) type FileId = (u64, u64, i64);

@@ -35,7 +35,7 @@ impl Unit {
         Unit { bytes: [b'\\', e, 0, 0], out: 2, taken: 2 }
     }
 
-    pub fn as_slice(&self) -> &[u8] {
+    pub(super) fn as_slice(&self) -> &[u8] {
         &self.bytes[..usize::from(self.out)]
     }
 }

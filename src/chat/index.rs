@@ -37,7 +37,7 @@ use super::{Format, Kind, ID_DIGITS, MAX_MESSAGES_LIMIT};
 /// Bytes at each end of what an index covers that tell a rewrite: a file
 /// truncated and rewritten to the same size or longer keeps its inode, and
 /// only its bytes can say it is no longer the file that was indexed.
-pub const PROBE_LEN: usize = 64;
+pub(super) const PROBE_LEN: usize = 64;
 
 /// Spans an index may hold per message it may hold: most messages are
 /// one span, a tool call two, a long codex prompt a handful.

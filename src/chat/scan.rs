@@ -142,7 +142,7 @@ pub(crate) enum Simd {
 
 impl Simd {
     /// The classifier's name, as `chat::scan_path` reports it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Simd::Avx512 => "avx512",
             Simd::Avx2 => "avx2",
@@ -152,7 +152,7 @@ impl Simd {
     }
 
     /// Every classifier this CPU runs, best first.
-    pub fn available() -> Vec<Simd> {
+    pub(crate) fn available() -> Vec<Simd> {
         let mut all = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
@@ -168,7 +168,7 @@ impl Simd {
         all
     }
 
-    pub fn detect() -> Simd {
+    pub(crate) fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
             if avx512_detected() {
@@ -184,7 +184,7 @@ impl Simd {
     }
 
     /// Scans `bytes` with this classifier. False when the visitor stopped.
-    pub fn scan<V: Visit>(self, bytes: &[u8], v: &mut V) -> bool {
+    pub(crate) fn scan<V: Visit>(self, bytes: &[u8], v: &mut V) -> bool {
         match self {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx512` is only chosen when the CPU reports AVX-512
@@ -797,16 +797,18 @@ mod x86 {
 
         #[inline(always)]
         unsafe fn rest(block: &[u8; BLOCK], c: &mut Classes) {
-            // SAFETY: as `classify`.
-            let class = unsafe { class_avx512(block) };
-            c.structural = _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL));
-            c.simple = _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE));
+            // SAFETY: as `classify`: the caller checked AVX-512BW.
+            unsafe {
+                let class = class_avx512(block);
+                c.structural = _mm512_test_epi8_mask(class, _mm512_set1_epi8(STRUCTURAL));
+                c.simple = _mm512_test_epi8_mask(class, _mm512_set1_epi8(SIMPLE));
+            }
         }
 
         #[inline(always)]
         unsafe fn rest_simple(block: &[u8; BLOCK], c: &mut Classes) {
-            // SAFETY: as `classify`.
-            c.simple = _mm512_test_epi8_mask(unsafe { class_avx512(block) }, _mm512_set1_epi8(SIMPLE));
+            // SAFETY: as `classify`: the caller checked AVX-512BW.
+            c.simple = unsafe { _mm512_test_epi8_mask(class_avx512(block), _mm512_set1_epi8(SIMPLE)) };
         }
 
         #[inline(always)]
@@ -878,12 +880,15 @@ mod x86 {
     /// 16 readable bytes at `p` (SSE2 is baseline on x86-64).
     #[inline(always)]
     unsafe fn quarter_sse2(p: *const u8) -> [u32; 5] {
-        // SAFETY: the caller guarantees 16 readable bytes.
-        let v = unsafe { _mm_loadu_si128(p.cast()) };
-        let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-        let any = |bytes: &[u8]| bytes.iter().fold(_mm_setzero_si128(), |m, &b| _mm_or_si128(m, is(b)));
-        let mask = |m: __m128i| _mm_movemask_epi8(m) as u32;
-        [mask(is(b'"')), mask(is(b'\\')), mask(is(b'\n')), mask(any(b"{}[]:,")), mask(any(b"\"\\/bfnrt"))]
+        // SAFETY: the caller guarantees 16 readable bytes; SSE2 is
+        // baseline on x86-64, so every intrinsic here may run.
+        unsafe {
+            let v = _mm_loadu_si128(p.cast());
+            let is = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            let any = |bytes: &[u8]| bytes.iter().fold(_mm_setzero_si128(), |m, &b| _mm_or_si128(m, is(b)));
+            let mask = |m: __m128i| _mm_movemask_epi8(m) as u32;
+            [mask(is(b'"')), mask(is(b'\\')), mask(is(b'\n')), mask(any(b"{}[]:,")), mask(any(b"\"\\/bfnrt"))]
+        }
     }
 }
 

@@ -53,29 +53,29 @@ impl Span {
     }
 
     /// A string body at `off`, `len` bytes in the file, `out` decoded.
-    pub fn string(off: u64, len: u64, out: u64, nl: bool) -> Option<Span> {
+    pub(crate) fn string(off: u64, len: u64, out: u64, nl: bool) -> Option<Span> {
         Span::pack(off, Enc::Str, nl && out > 0, len, out)
     }
 
     /// A JSON value served as written. It never ends in a newline (a
     /// value ends in a quote, a bracket or a scalar's last byte).
-    pub fn raw(off: u64, len: u64) -> Option<Span> {
+    pub(crate) fn raw(off: u64, len: u64) -> Option<Span> {
         Span::pack(off, Enc::Raw, len > 0, len, len)
     }
 
     /// One of `LITERALS`.
-    pub fn lit(which: u64) -> Span {
+    pub(crate) fn lit(which: u64) -> Span {
         let text = LITERALS.get(which as usize).copied().unwrap_or(b"");
         let out = text.len() as u32;
         let nl = if out > 0 { NL_BIT } else { 0 };
         Span { word: which | ((Enc::Lit as u64) << ENC_SHIFT) | nl, len: 0, out }
     }
 
-    pub fn off(&self) -> u64 {
+    pub(crate) fn off(&self) -> u64 {
         self.word & (OFF_LIMIT - 1)
     }
 
-    pub fn enc(&self) -> Enc {
+    pub(crate) fn enc(&self) -> Enc {
         match (self.word >> ENC_SHIFT) & 3 {
             0 => Enc::Raw,
             1 => Enc::Str,
@@ -83,25 +83,25 @@ impl Span {
         }
     }
 
-    pub fn nl(&self) -> bool {
+    pub(crate) fn nl(&self) -> bool {
         self.word & NL_BIT != 0
     }
 
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         u64::from(self.len)
     }
 
-    pub fn out(&self) -> u64 {
+    pub(crate) fn out(&self) -> u64 {
         u64::from(self.out)
     }
 
     /// Bytes this span adds to its message.
-    pub fn size(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.out() + u64::from(self.nl())
     }
 
     /// For a literal, its text.
-    pub fn literal(&self) -> &'static [u8] {
+    pub(crate) fn literal(&self) -> &'static [u8] {
         LITERALS.get(self.off() as usize).copied().unwrap_or(b"")
     }
 }
@@ -148,12 +148,12 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    pub fn new(max_messages: usize, max_spans: usize) -> Store {
+    pub(crate) fn new(max_messages: usize, max_spans: usize) -> Store {
         Store { msgs: Vec::new(), spans: Vec::new(), max_messages, max_spans, open: false }
     }
 
     /// Begins a message.
-    pub fn open(&mut self, kind: Kind, time: u32, tool: u8) -> Result<(), Full> {
+    pub(crate) fn open(&mut self, kind: Kind, time: u32, tool: u8) -> Result<(), Full> {
         if self.msgs.len() >= self.max_messages {
             return Err(Full);
         }
@@ -164,13 +164,13 @@ impl Store {
     }
 
     /// Whether the open message has no span yet.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.msgs.last().is_none_or(|m| m.first as usize == self.spans.len())
     }
 
     /// Ends the open message: kept if it got a span, dropped if not.
     /// Returns whether it was kept.
-    pub fn close(&mut self) -> bool {
+    pub(crate) fn close(&mut self) -> bool {
         if !self.open {
             return false;
         }
@@ -183,7 +183,7 @@ impl Store {
     }
 
     /// A message of one span, if there is a span.
-    pub fn one(&mut self, kind: Kind, time: u32, span: Option<Span>) -> Result<(), Full> {
+    pub(crate) fn one(&mut self, kind: Kind, time: u32, span: Option<Span>) -> Result<(), Full> {
         let Some(span) = span else { return Ok(()) };
         self.open(kind, time, 0)?;
         self.put(span)?;
@@ -192,7 +192,7 @@ impl Store {
     }
 
     /// Undoes everything past `msgs` messages and `spans` spans.
-    pub fn truncate(&mut self, msgs: usize, spans: usize) {
+    pub(crate) fn truncate(&mut self, msgs: usize, spans: usize) {
         self.msgs.truncate(msgs);
         self.spans.truncate(spans);
         self.open = false;
@@ -218,7 +218,7 @@ pub(crate) struct Tools {
 }
 
 impl Tools {
-    pub fn new() -> Tools {
+    pub(super) fn new() -> Tools {
         Tools { names: Vec::new() }
     }
 
@@ -226,7 +226,7 @@ impl Tools {
     /// when it has no usable name. Lowercased, anything but letters,
     /// digits, `_`, `.` and `-` made `-`, cut at `TOOL_NAME_MAX` bytes. A
     /// name that would read as another kind, or as a result, is not used.
-    pub fn intern(&mut self, raw: &[u8]) -> u8 {
+    pub(super) fn intern(&mut self, raw: &[u8]) -> u8 {
         let mut buf = [0u8; TOOL_NAME_MAX];
         let n = raw.len().min(TOOL_NAME_MAX);
         for (o, &c) in buf.iter_mut().zip(&raw[..n]) {
@@ -251,7 +251,7 @@ impl Tools {
     }
 
     /// The name kept under `tool` (an index plus one).
-    pub fn name(&self, tool: u8) -> Option<&[u8]> {
+    pub(super) fn name(&self, tool: u8) -> Option<&[u8]> {
         let (b, l) = self.names.get(usize::from(tool).checked_sub(1)?)?;
         Some(&b[..usize::from(*l)])
     }
@@ -264,12 +264,12 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
-    pub fn new() -> Calls {
+    pub(super) fn new() -> Calls {
         Calls { ring: [(0, 0); CALLS_REMEMBERED], next: 0 }
     }
 
     /// Remembers that call `id` (a hash, 0 for none) went to `tool`.
-    pub fn remember(&mut self, id: u64, tool: u8) {
+    pub(super) fn remember(&mut self, id: u64, tool: u8) {
         if id == 0 || tool == 0 {
             return;
         }
@@ -278,7 +278,7 @@ impl Calls {
     }
 
     /// The tool call `id` went to; 0 when not among the remembered.
-    pub fn tool_of(&self, id: u64) -> u8 {
+    pub(super) fn tool_of(&self, id: u64) -> u8 {
         if id == 0 {
             return 0;
         }

@@ -187,7 +187,7 @@ impl Running {
     /// The rollout's first `session_meta`: the thread's id, and whether it
     /// is a fork, made at `time`. Later ones (resumes, a copied parent's)
     /// change nothing.
-    pub fn meta(&mut self, id: u64, forked: bool, time: u32) {
+    pub(crate) fn meta(&mut self, id: u64, forked: bool, time: u32) {
         if self.own.is_some() {
             return;
         }
@@ -199,14 +199,14 @@ impl Running {
     }
 
     /// The model of the turn that begins.
-    pub fn set_model(&mut self, model: &[u8]) {
+    pub(crate) fn set_model(&mut self, model: &[u8]) {
         if !model.is_empty() && model != self.model {
             self.model = model.to_vec();
         }
     }
 
     /// A running total `t`, in a record written at `time`.
-    pub fn total(&mut self, usage: &mut Usage, t: &Counts, time: u32) {
+    pub(crate) fn total(&mut self, usage: &mut Usage, t: &Counts, time: u32) {
         if self.recorded {
             return;
         }
@@ -233,12 +233,12 @@ impl Running {
     /// Whether a record of `thread` (hashed; 0 when it names none) is this
     /// thread's own: another thread's (a parent's copied, a child's
     /// forwarded) is not.
-    pub fn owns(&self, thread: u64) -> bool {
+    pub(crate) fn owns(&self, thread: u64) -> bool {
         thread == 0 || self.own.is_none_or(|o| o == 0 || o == thread)
     }
 
     /// One response's own record, seen the first time: it spent `c`.
-    pub fn record(&mut self, usage: &mut Usage, c: &Counts) {
+    pub(crate) fn record(&mut self, usage: &mut Usage, c: &Counts) {
         if !self.recorded {
             self.recorded = true;
             for (slot, c) in std::mem::take(&mut self.provisional) {

@@ -170,7 +170,7 @@ const FLAT_MAX: usize = 16;
 impl Jump {
     /// A jump over `template`, whose every `{` opens an object, of the
     /// nodes `opens`, outermost first (checked at compile time).
-    pub const fn new(template: &'static [u8], opens: &[u8]) -> Jump {
+    pub(super) const fn new(template: &'static [u8], opens: &[u8]) -> Jump {
         assert!(opens.len() <= JUMP_OPENS_MAX, "a jump opening more objects than JUMP_OPENS_MAX");
         let mut j = Jump { template, opens: [(0, 0); JUMP_OPENS_MAX], n: 0 };
         let mut i = 0;
@@ -186,14 +186,14 @@ impl Jump {
         j
     }
 
-    pub fn template(&self) -> &'static [u8] {
+    pub(super) fn template(&self) -> &'static [u8] {
         self.template
     }
 }
 
 impl Schema {
     /// A schema of `nodes`, its key tables built at compile time.
-    pub const fn new(
+    pub(super) const fn new(
         nodes: &'static [Node],
         kind: u8,
         wanted: fn(&[u8]) -> bool,
@@ -213,14 +213,14 @@ impl Schema {
 
     /// This schema, which looks at the bytes after a record's type with
     /// `peek`.
-    pub const fn peeking(mut self, peek: fn(&[u8], &[u8]) -> Peek) -> Schema {
+    pub(super) const fn peeking(mut self, peek: fn(&[u8], &[u8]) -> Peek) -> Schema {
         self.peek = peek;
         self
     }
 
     /// This schema, whose records need nothing after a container of the
     /// nodes `sids` closes when `enough` says so of the record's type.
-    pub const fn enough_after(mut self, sids: &[u8], enough: fn(&[u8], u8) -> bool) -> Schema {
+    pub(super) const fn enough_after(mut self, sids: &[u8], enough: fn(&[u8], u8) -> bool) -> Schema {
         let mut i = 0;
         while i < sids.len() {
             assert!((sids[i] as usize) < 64, "a stopping node past the mask");
@@ -337,7 +337,7 @@ pub(crate) struct Walker {
 }
 
 impl Walker {
-    pub fn new(schema: &'static Schema) -> Walker {
+    pub(super) fn new(schema: &'static Schema) -> Walker {
         Walker {
             schema,
             entries: Vec::new(),
@@ -356,7 +356,7 @@ impl Walker {
     }
 
     /// Starts a line at `pos`.
-    pub fn reset(&mut self, pos: usize) {
+    pub(super) fn reset(&mut self, pos: usize) {
         self.entries.clear();
         self.frames.clear();
         self.phase = Phase::Start;
@@ -368,7 +368,7 @@ impl Walker {
     }
 
     /// The line ends: containers still open end with it, unclosed.
-    pub fn finish(&mut self, len: usize) {
+    pub(super) fn finish(&mut self, len: usize) {
         if len > LINE_MAX {
             self.entries.clear();
         }
@@ -412,20 +412,20 @@ impl Walker {
     }
 
     /// Whether the rest of the line can still matter.
-    pub fn walking(&self) -> bool {
+    pub(super) fn walking(&self) -> bool {
         matches!(self.phase, Phase::Start | Phase::Open)
     }
 
     /// The record's object has closed: what follows on its line, if not
     /// blank, is another object glued on.
-    pub fn closed(&self) -> bool {
+    pub(super) fn closed(&self) -> bool {
         self.phase == Phase::Closed
     }
 
     /// The line of `len` bytes, walked to its end, was not a record a
     /// strict parser takes: it stopped making sense, or an object never
     /// closed. (A line not walked past its type counts as a record.)
-    pub fn bad(&self, line: &[u8]) -> bool {
+    pub(super) fn bad(&self, line: &[u8]) -> bool {
         match self.phase {
             Phase::Dead | Phase::Open => true,
             Phase::Start => line.iter().any(|c| !c.is_ascii_whitespace()),
@@ -436,7 +436,7 @@ impl Walker {
     /// A quote opens or closes a string. False when the rest of the line
     /// does not matter.
     #[inline(always)]
-    pub fn quote(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) -> bool {
+    pub(super) fn quote(&mut self, bytes: &[u8], pos: usize, open: bool, saved: u64) -> bool {
         self.quote_event(bytes, pos, open, saved);
         self.walking()
     }
@@ -620,7 +620,7 @@ impl Walker {
     /// One of `{ } [ ] : ,` outside strings. False when the rest of the
     /// line does not matter.
     #[inline(always)]
-    pub fn structural(&mut self, bytes: &[u8], pos: usize, c: u8) -> bool {
+    pub(super) fn structural(&mut self, bytes: &[u8], pos: usize, c: u8) -> bool {
         self.structural_event(bytes, pos, c);
         self.walking()
     }
@@ -773,21 +773,21 @@ pub(crate) struct Rec<'a> {
 
 impl<'a> Rec<'a> {
     /// The record's object, if the line is one.
-    pub fn root(&self) -> Option<usize> {
+    pub(super) fn root(&self) -> Option<usize> {
         self.entries.first().filter(|e| e.val == Val::Obj).map(|_| 0)
     }
 
-    pub fn val(&self, i: usize) -> Val {
+    pub(super) fn val(&self, i: usize) -> Val {
         self.entries[i].val
     }
 
     /// The value of `parent`'s key whose schema node is `sid`.
-    pub fn child(&self, parent: usize, sid: u8) -> Option<usize> {
+    pub(super) fn child(&self, parent: usize, sid: u8) -> Option<usize> {
         self.items(parent).find(|&j| self.entries[j].sid == sid)
     }
 
     /// The recorded members (or elements) of `parent`, in order.
-    pub fn items(&self, parent: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn items(&self, parent: usize) -> impl Iterator<Item = usize> + '_ {
         let end = self.entries.get(parent).map_or(0, |e| e.next as usize);
         let mut j = parent + 1;
         std::iter::from_fn(move || {
@@ -802,7 +802,7 @@ impl<'a> Rec<'a> {
 
     /// A string's body as written (escapes and all); empty for any other
     /// value.
-    pub fn body(&self, i: usize) -> &'a [u8] {
+    pub(super) fn body(&self, i: usize) -> &'a [u8] {
         let e = &self.entries[i];
         if e.val != Val::Str {
             return &[];
@@ -811,13 +811,13 @@ impl<'a> Rec<'a> {
     }
 
     /// The body of the string at `parent`'s key `sid`, or empty.
-    pub fn word(&self, parent: usize, sid: u8) -> &'a [u8] {
+    pub(super) fn word(&self, parent: usize, sid: u8) -> &'a [u8] {
         self.child(parent, sid).map_or(&[], |i| self.body(i))
     }
 
     /// `true` or `false` at `parent`'s key `sid`; `None` when absent or
     /// anything else.
-    pub fn flag(&self, parent: usize, sid: u8) -> Option<bool> {
+    pub(super) fn flag(&self, parent: usize, sid: u8) -> Option<bool> {
         let e = &self.entries[self.child(parent, sid)?];
         match self.line.get(e.start as usize..e.end as usize)? {
             b"true" => Some(true),
@@ -828,13 +828,13 @@ impl<'a> Rec<'a> {
 
     /// A count at `parent`'s key `sid`: a number written as plain digits
     /// (what harnesses write token counts as); `None` for anything else.
-    pub fn uint(&self, parent: usize, sid: u8) -> Option<u64> {
+    pub(super) fn uint(&self, parent: usize, sid: u8) -> Option<u64> {
         self.uint_at(self.child(parent, sid)?)
     }
 
     /// `uint` of each of `sids`, in one pass over `parent`'s members (a
     /// usage object's counts).
-    pub fn uints<const N: usize>(&self, parent: usize, sids: [u8; N]) -> [Option<u64>; N] {
+    pub(super) fn uints<const N: usize>(&self, parent: usize, sids: [u8; N]) -> [Option<u64>; N] {
         let (mut out, mut seen) = ([None; N], [false; N]);
         for i in self.items(parent) {
             // The first member of each node, as `child` finds it.
@@ -855,7 +855,7 @@ impl<'a> Rec<'a> {
     }
 
     /// The body of a string, to be unescaped.
-    pub fn str_span(&self, i: usize) -> Option<Span> {
+    pub(super) fn str_span(&self, i: usize) -> Option<Span> {
         let e = &self.entries[i];
         if e.val != Val::Str {
             return None;
@@ -865,7 +865,7 @@ impl<'a> Rec<'a> {
     }
 
     /// A value as written, if it ended.
-    pub fn raw_span(&self, i: usize) -> Option<Span> {
+    pub(super) fn raw_span(&self, i: usize) -> Option<Span> {
         let e = &self.entries[i];
         if e.end <= e.start {
             return None;
@@ -874,7 +874,7 @@ impl<'a> Rec<'a> {
     }
 
     /// A string as its text, anything else as its JSON.
-    pub fn value_span(&self, i: usize) -> Option<Span> {
+    pub(super) fn value_span(&self, i: usize) -> Option<Span> {
         if self.val(i) == Val::Str {
             self.str_span(i)
         } else {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use super::Conn;
 
 /// The 9fs port (IANA-registered for 9P), which `tcp!host` means.
-pub const PORT_9FS: u16 = 564;
+pub(super) const PORT_9FS: u16 = 564;
 
 /// Where a client dials.
 #[derive(Clone, Debug, PartialEq, Eq)]

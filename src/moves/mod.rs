@@ -13,7 +13,7 @@ use crate::errors::Error;
 use crate::harness::Harness;
 
 /// The longest zmx session name accepted.
-pub const NAME_BYTES_MAX: usize = 64;
+pub(crate) const NAME_BYTES_MAX: usize = 64;
 
 /// The name a write asks for: one line (a trailing newline is allowed) of
 /// 1 to `NAME_BYTES_MAX` bytes of `[A-Za-z0-9._-]`, not all dots (so it is

@@ -48,14 +48,14 @@ use crate::mapped::Mapped;
 /// Submission queue entries. The loop submits at most a few entries per
 /// completion it handles, and a full queue is submitted and refilled
 /// (`push`), so this bounds a batch, not what can be in flight.
-pub const RING_ENTRIES: u32 = 256;
+pub(crate) const RING_ENTRIES: u32 = 256;
 
 /// Reads expected to copy this much or more run on a kernel worker
 /// (`IOSQE_ASYNC`): a page-cache read of a megabyte takes a few hundred
 /// microseconds to copy, which inline would be spent inside the loop's
 /// submit. Smaller reads (records, heads, tails, small files) are cheaper
 /// inline than a worker's hand-off.
-pub const READ_ASYNC_BYTES_MIN: usize = 64 * 1024;
+pub(crate) const READ_ASYNC_BYTES_MIN: usize = 64 * 1024;
 
 /// Whether a read of `len` bytes expected to copy `expect` of them is
 /// handed to a kernel worker (`READ_ASYNC_BYTES_MIN`).
@@ -65,7 +65,7 @@ pub(crate) fn copied_by_a_worker(len: u32, expect: u32) -> bool {
 
 /// What to ask the kernel for. Each variant hands over what the kernel
 /// will touch; it comes back in the `Completion`.
-pub enum Sub {
+pub(crate) enum Sub {
     /// accept4 on a listening socket, the new fd close-on-exec.
     Accept { fd: RawFd },
     /// recv into `buf[start..]`.
@@ -106,7 +106,7 @@ pub enum Sub {
 /// negative errno or a count), and every resource handed over. An
 /// operation that makes an fd (openat2, accept) hands it over as `fd`,
 /// owned, so a completion nobody wants any more closes it when dropped.
-pub struct Completion<T> {
+pub(crate) struct Completion<T> {
     pub token: T,
     pub result: i32,
     pub buf: Vec<u8>,
@@ -134,7 +134,7 @@ struct Op<T> {
     makes_fd: bool,
 }
 
-pub struct Ring<T> {
+pub(crate) struct Ring<T> {
     uring: IoUring,
     ops: Slab<Op<T>>,
     /// Completions taken from the kernel to make room for submissions
@@ -147,7 +147,7 @@ pub struct Ring<T> {
 }
 
 impl<T> Ring<T> {
-    pub fn new(entries: u32) -> io::Result<Self> {
+    pub(crate) fn new(entries: u32) -> io::Result<Self> {
         // Completions' task work runs when the loop enters the kernel for
         // events, never by interrupting it (DEFER_TASKRUN, Linux 6.1, which
         // needs SINGLE_ISSUER: only the loop's thread submits). Without it
@@ -174,13 +174,13 @@ impl<T> Ring<T> {
     /// Linux 5.15). Without a cap it runs up to four a CPU, and a listing's
     /// 10,000 looks kept all of them runnable beside the loop: other
     /// clients' answers waited for a CPU (bench/README, "Kernel workers").
-    pub fn limit_workers(&self, n: u32) -> io::Result<()> {
+    pub(crate) fn limit_workers(&self, n: u32) -> io::Result<()> {
         self.uring.submitter().register_iowq_max_workers(&mut [n, n])
     }
 
     /// The kernel's caps on this ring's workers: [bounded, unbounded].
     #[cfg(test)]
-    pub fn worker_limits(&self) -> io::Result<[u32; 2]> {
+    pub(crate) fn worker_limits(&self) -> io::Result<[u32; 2]> {
         let mut caps = [0, 0];
         self.uring.submitter().register_iowq_max_workers(&mut caps)?;
         Ok(caps)
@@ -188,19 +188,19 @@ impl<T> Ring<T> {
 
     /// Give back the records' table past the last one in use (after a
     /// burst of connections, each with a receive in flight).
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.ops.shrink_to_fit();
     }
 
     /// Operations submitted and not yet completed.
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.ops.len()
     }
 
     /// Queue one operation; it reaches the kernel at the next `wait` (or
     /// now, when the submission queue is full). Returns the operation's key
     /// (for `Sub::Cancel`).
-    pub fn submit(&mut self, token: T, sub: Sub) -> usize {
+    pub(crate) fn submit(&mut self, token: T, sub: Sub) -> usize {
         let entry = self.ops.vacant_entry();
         let key = entry.key();
         let mut op = Op {
@@ -307,14 +307,14 @@ impl<T> Ring<T> {
     /// Submit what is queued, wait for at least one completion, and move
     /// every available completion into `out`.
     #[cfg(test)]
-    pub fn wait(&mut self, out: &mut Vec<Completion<T>>) -> io::Result<()> {
+    pub(crate) fn wait(&mut self, out: &mut Vec<Completion<T>>) -> io::Result<()> {
         self.wait_for(out, 1)
     }
 
     /// As `wait`, waiting for at least `min` completions (0: just submit
     /// and take what is there). Completions already taken from the kernel
     /// count toward `min`.
-    pub fn wait_for(&mut self, out: &mut Vec<Completion<T>>, min: usize) -> io::Result<()> {
+    pub(crate) fn wait_for(&mut self, out: &mut Vec<Completion<T>>, min: usize) -> io::Result<()> {
         self.enter(min.saturating_sub(self.completed.len()))?;
         self.drain(out);
         Ok(())
@@ -322,7 +322,7 @@ impl<T> Ring<T> {
 
     /// Hand what is queued to the kernel now, without waiting: replies go
     /// out before the loop spends a slice of CPU on deferred work.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         // Nothing queued, nothing to say: with deferred task work an enter
         // that does not wait does no work but the system call.
         if self.uring.submission().is_empty() {
@@ -334,7 +334,7 @@ impl<T> Ring<T> {
     }
 
     /// Move every available completion into `out` without waiting.
-    pub fn drain(&mut self, out: &mut Vec<Completion<T>>) {
+    pub(crate) fn drain(&mut self, out: &mut Vec<Completion<T>>) {
         out.extend(self.completed.drain(..));
         for cqe in self.uring.completion() {
             out.extend(finish(&mut self.ops, cqe.user_data(), cqe.result()));
@@ -346,7 +346,7 @@ impl<T> Ring<T> {
     /// the tokens of what was still in flight or not yet handed out (for the
     /// caller's check). Some operations cannot be cancelled (a read of a
     /// regular file, a close); they are waited for.
-    pub fn cancel_all(&mut self) -> io::Result<Vec<T>> {
+    pub(crate) fn cancel_all(&mut self) -> io::Result<Vec<T>> {
         if self.lost {
             return Err(io::Error::from_raw_os_error(libc::EBADR));
         }

@@ -46,19 +46,19 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
     if trace {
         eprintln!("<-{}- {}", conn.id, proto::trace_t(tag, &msg));
     }
-    if let Tmsg::Version { msize, version } = msg {
-        return version_(w, conn, tag, msize, version);
-    }
-    if conn.phase == Phase::AwaitVersion {
-        log::info!("conn {}: first message is not Tversion; closing", conn.id);
-        return After::Close;
-    }
-    if conn.parked.contains_key(&tag) {
-        conn.error(tag, Error::DupTag, trace);
-        return After::Continue;
+    // Tversion starts the connection over, whatever was outstanding.
+    if !matches!(msg, Tmsg::Version { .. }) {
+        if conn.phase == Phase::AwaitVersion {
+            log::info!("conn {}: first message is not Tversion; closing", conn.id);
+            return After::Close;
+        }
+        if conn.parked.contains_key(&tag) {
+            conn.error(tag, Error::DupTag, trace);
+            return After::Continue;
+        }
     }
     let result = match msg {
-        Tmsg::Version { .. } => unreachable!("handled above"),
+        Tmsg::Version { msize, version } => return version_(w, conn, tag, msize, version),
         // diod's tools take only ENOENT (or success) from an .L Tauth to
         // mean that no authentication is needed.
         Tmsg::Auth { .. } if conn.dialect == Dialect::L => Err(Error::NoAuthFile),

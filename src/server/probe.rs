@@ -158,7 +158,9 @@ impl Probe {
     }
 
     fn base_opened(&mut self, ops: &mut Ops, op: u32, result: i32, fd: Option<OwnedFd>) {
-        let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens a base") };
+        let Target::Beneath(b) = &self.target else {
+            unreachable!("Phase::OpenBase is entered only from a Beneath target (`start`)")
+        };
         let Some(base) = fd else {
             if let Some(kept) = ops.bases.forget(&b.base) {
                 release_shared(ops.ring, kept);
@@ -175,7 +177,9 @@ impl Probe {
 
     /// Open the target beneath its base.
     fn open_beneath(&mut self, ops: &mut Ops, op: u32, base: Rc<OwnedFd>) {
-        let Target::Beneath(b) = &self.target else { unreachable!("only Beneath opens beneath a base") };
+        let Target::Beneath(b) = &self.target else {
+            unreachable!("called only with a base just opened for a Beneath target")
+        };
         let flags = match self.kind {
             Kind::Look => libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             Kind::Read | Kind::Slurp(_) | Kind::SlurpTail(_) => {

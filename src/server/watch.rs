@@ -486,7 +486,8 @@ impl Waits {
         match (added, self.agents.get_mut(&agent)) {
             (Ok(wds), Some(w)) => w.wds = wds,
             (Err(e), _) => log::warn!("wait: an agent's files could not be watched again: {}", e.text()),
-            (Ok(_), None) => unreachable!("looked up above"),
+            // (Its watch went meanwhile: what was added goes too.)
+            (Ok(wds), None) => self.drop_wds(agent, &wds),
         }
     }
 }

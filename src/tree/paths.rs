@@ -22,14 +22,14 @@ use wyhash::WyHash;
 
 /// A place in a mirror: the mount's static index and the path below it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Place {
+pub(crate) struct Place {
     pub mount: u16,
     pub sub: Vec<u8>,
 }
 
 impl Place {
     /// The place one name further down.
-    pub fn child(&self, name: &[u8]) -> Place {
+    pub(crate) fn child(&self, name: &[u8]) -> Place {
         let mut sub = Vec::with_capacity(self.sub.len() + 1 + name.len());
         sub.extend_from_slice(&self.sub);
         if !sub.is_empty() {
@@ -40,7 +40,7 @@ impl Place {
     }
 
     /// The place one name up, or `None` at the mount itself.
-    pub fn parent(&self) -> Option<Place> {
+    pub(crate) fn parent(&self) -> Option<Place> {
         if self.sub.is_empty() {
             return None;
         }
@@ -49,7 +49,7 @@ impl Place {
     }
 
     /// The last name of the place (empty at the mount).
-    pub fn name(&self) -> &[u8] {
+    pub(crate) fn name(&self) -> &[u8] {
         let start = memchr::memrchr(b'/', &self.sub).map_or(0, |i| i + 1);
         &self.sub[start..]
     }
@@ -62,7 +62,7 @@ struct Entry {
 }
 
 #[derive(Default)]
-pub struct PathTable {
+pub(crate) struct PathTable {
     slots: Slab<Entry>,
     index: HashMap<Place, usize, BuildHasherDefault<WyHash>>,
     next_gen: u32,
@@ -70,7 +70,7 @@ pub struct PathTable {
 
 impl PathTable {
     /// Take a reference on `place`, interning it: returns (slot, generation).
-    pub fn acquire_place(&mut self, place: &Place) -> (u32, u32) {
+    pub(crate) fn acquire_place(&mut self, place: &Place) -> (u32, u32) {
         if let Some(&slot) = self.index.get(place) {
             let e = &mut self.slots[slot];
             e.refs += 1;
@@ -84,14 +84,14 @@ impl PathTable {
     }
 
     /// Another reference on a live slot.
-    pub fn acquire(&mut self, slot: u32, gen: u32) {
+    pub(crate) fn acquire(&mut self, slot: u32, gen: u32) {
         if let Some(e) = self.slots.get_mut(slot as usize).filter(|e| e.gen == gen) {
             e.refs += 1;
         }
     }
 
     /// Drop a reference; the last one frees the slot.
-    pub fn release(&mut self, slot: u32, gen: u32) {
+    pub(crate) fn release(&mut self, slot: u32, gen: u32) {
         let Some(e) = self.slots.get_mut(slot as usize).filter(|e| e.gen == gen) else { return };
         e.refs -= 1;
         if e.refs == 0 {
@@ -101,16 +101,16 @@ impl PathTable {
     }
 
     /// The place a live node names; `None` for a stale id.
-    pub fn get(&self, slot: u32, gen: u32) -> Option<&Place> {
+    pub(crate) fn get(&self, slot: u32, gen: u32) -> Option<&Place> {
         self.slots.get(slot as usize).filter(|e| e.gen == gen).map(|e| &e.place)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.slots.len()
     }
 
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
 }

@@ -28,26 +28,26 @@ use crate::common::*;
 
 /// How long a started agent may take to show in `/proc` as itself, and
 /// a killed one to become a zombie.
-pub const AGENT_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const AGENT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What the fake claude's registry record and transcript say.
-pub const CLAUDE_SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
-pub const CLAUDE_NAME: &str = "e2e-agent";
-pub const CLAUDE_STATUS: &str = "idle";
-pub const CLAUDE_MODEL: &str = "claude-opus-4-5-20251101";
-pub const CLAUDE_TITLE: &str = "Make the e2e pass";
+pub(crate) const CLAUDE_SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
+pub(crate) const CLAUDE_NAME: &str = "e2e-agent";
+pub(crate) const CLAUDE_STATUS: &str = "idle";
+pub(crate) const CLAUDE_MODEL: &str = "claude-opus-4-5-20251101";
+pub(crate) const CLAUDE_TITLE: &str = "Make the e2e pass";
 
 /// What the fake codex's rollout and the session index say.
-pub const CODEX_ID: &str = "019ac9a0-5653-7cc0-aa36-676f6467a72a";
-pub const CODEX_DAY: &str = "2025/11/28";
-pub const CODEX_MODEL: &str = "gpt-5.1-codex";
-pub const CODEX_TITLE: &str = "Port the scanner";
+pub(crate) const CODEX_ID: &str = "019ac9a0-5653-7cc0-aa36-676f6467a72a";
+pub(crate) const CODEX_DAY: &str = "2025/11/28";
+pub(crate) const CODEX_MODEL: &str = "gpt-5.1-codex";
+pub(crate) const CODEX_TITLE: &str = "Port the scanner";
 
 /// The value the fake claude runs under as `ZMX_SESSION`.
-pub const ZMX: &str = "x";
+pub(crate) const ZMX: &str = "x";
 
 /// Every field a claude agent's directory lists, in listing order.
-pub const CLAUDE_ENTRIES: [&str; 17] = [
+pub(crate) const CLAUDE_ENTRIES: [&str; 17] = [
     "agents",
     "chat",
     "cwd",
@@ -70,14 +70,14 @@ pub const CLAUDE_ENTRIES: [&str; 17] = [
 /// A world for real agents: a scratch home, a `bin/` of fake harness
 /// binaries and a `work/` dir they run in (canonical, as `/proc` spells
 /// a cwd).
-pub struct Live {
+pub(crate) struct Live {
     pub scratch: Arc<Scratch>,
     pub bin: PathBuf,
     pub work: PathBuf,
 }
 
 impl Live {
-    pub fn new() -> Live {
+    pub(crate) fn new() -> Live {
         let scratch = Scratch::new();
         let bin = scratch.root.join("bin");
         let work = scratch.root.join("work");
@@ -91,32 +91,32 @@ impl Live {
     }
 
     /// The daemon, reading the real `/proc` and this world's home.
-    pub fn daemon(&self) -> Daemon {
+    pub(crate) fn daemon(&self) -> Daemon {
         self.daemon_with(&[])
     }
 
     /// `daemon`, with `extra` flags after `--proc /proc`.
-    pub fn daemon_with(&self, extra: &[&str]) -> Daemon {
+    pub(crate) fn daemon_with(&self, extra: &[&str]) -> Daemon {
         let mut args = vec!["--proc", "/proc"];
         args.extend_from_slice(extra);
         Daemon::start_in(&self.scratch, &args)
     }
 
     /// `9agents <cmd> -a unix!<sock> <path>` in this world.
-    pub fn client(&self, d: &Daemon, cmd: &str, path: &str) -> Output {
+    pub(crate) fn client(&self, d: &Daemon, cmd: &str, path: &str) -> Output {
         let addr = format!("unix!{}", arg(d.socket.as_ref().unwrap()));
         run_client(&self.scratch, &[cmd, "-a", &addr, path], b"")
     }
 
     /// `client`, asserting success: its stdout.
-    pub fn client_ok(&self, d: &Daemon, cmd: &str, path: &str) -> String {
+    pub(crate) fn client_ok(&self, d: &Daemon, cmd: &str, path: &str) -> String {
         let out = self.client(d, cmd, path);
         assert!(out.status.success(), "9agents {cmd} {path}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     }
 
     /// Start `bin/<harness> 600` in `work/` with only `env`.
-    pub fn spawn(&self, harness: &str, env: &[(&str, &str)], stdin: Stdio) -> Agent {
+    pub(crate) fn spawn(&self, harness: &str, env: &[(&str, &str)], stdin: Stdio) -> Agent {
         let mut cmd = Command::new(self.bin.join(harness));
         cmd.arg("600").current_dir(&self.work).env_clear().envs(env.iter().copied());
         cmd.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::null());
@@ -125,7 +125,7 @@ impl Live {
 
     /// A claude agent under `ZMX_SESSION=x`, with its registry record and
     /// transcript; the transcript's path.
-    pub fn claude(&self) -> (Agent, PathBuf) {
+    pub(crate) fn claude(&self) -> (Agent, PathBuf) {
         let agent = self.spawn("claude", &[("ZMX_SESSION", ZMX), ("ZMX_SESSION_OLD", "not-this")], Stdio::null());
         let record = format!(
             r#"{{"pid":{},"sessionId":"{CLAUDE_SID}","cwd":"{}","startedAt":1778572448459,"procStart":"{}","version":"2.1.139","kind":"interactive","entrypoint":"cli","status":"{CLAUDE_STATUS}","name":"{CLAUDE_NAME}"}}"#,
@@ -140,7 +140,7 @@ impl Live {
     }
 
     /// A codex agent holding its rollout open as stdin; the rollout's path.
-    pub fn codex(&self) -> (Agent, PathBuf) {
+    pub(crate) fn codex(&self) -> (Agent, PathBuf) {
         let rollout = self.codex_rollout(CODEX_ID);
         let index = format!(
             "{{\"id\":\"{CODEX_ID}\",\"thread_name\":\"first try\",\"updated_at\":\"2025-11-28T10:01:00Z\"}}\n\
@@ -152,7 +152,7 @@ impl Live {
     }
 
     /// A rollout for thread `id` in `CODEX_DAY`, recording `work/` as its cwd.
-    pub fn codex_rollout(&self, id: &str) -> PathBuf {
+    pub(crate) fn codex_rollout(&self, id: &str) -> PathBuf {
         let rel = format!(".codex/sessions/{CODEX_DAY}/rollout-2025-11-28T10-00-00-{id}.jsonl");
         self.scratch.home_file(&rel, codex_rollout(id, &self.work).as_bytes())
     }
@@ -160,11 +160,11 @@ impl Live {
 
 /// Claude Code's project dir for an ASCII cwd: every byte that is not a
 /// letter or digit becomes `-`.
-pub fn claude_project_dir(cwd: &Path) -> String {
+pub(crate) fn claude_project_dir(cwd: &Path) -> String {
     arg(cwd).bytes().map(|b| if b.is_ascii_alphanumeric() { b as char } else { '-' }).collect()
 }
 
-pub fn claude_transcript(cwd: &Path) -> String {
+pub(crate) fn claude_transcript(cwd: &Path) -> String {
     let cwd = arg(cwd);
     [
         format!(r#"{{"type":"user","cwd":"{cwd}","sessionId":"{CLAUDE_SID}","message":{{"role":"user","content":"list the files"}},"timestamp":"2025-11-28T12:51:26.691Z"}}"#),
@@ -176,7 +176,7 @@ pub fn claude_transcript(cwd: &Path) -> String {
     .join("\n")
 }
 
-pub fn codex_rollout(id: &str, cwd: &Path) -> String {
+pub(crate) fn codex_rollout(id: &str, cwd: &Path) -> String {
     let cwd = arg(cwd);
     [
         format!(r#"{{"timestamp":"2025-11-28T10:00:00.000Z","type":"session_meta","payload":{{"id":"{id}","cwd":"{cwd}","thread_source":"user","originator":"codex_cli_rs"}}}}"#),
@@ -188,7 +188,7 @@ pub fn codex_rollout(id: &str, cwd: &Path) -> String {
 }
 
 /// A real agent: the test's child, killed and reaped when dropped.
-pub struct Agent {
+pub(crate) struct Agent {
     child: Child,
     pub pid: u32,
     status: Option<ExitStatus>,
@@ -198,18 +198,18 @@ impl Agent {
     /// Spawn `cmd`. A binary copied a moment ago may still be open for
     /// writing in a child another test thread is forking (ETXTBSY), so
     /// that error is retried until the deadline.
-    pub fn spawn(mut cmd: Command) -> Agent {
+    pub(crate) fn spawn(mut cmd: Command) -> Agent {
         let child = spawn_fresh(&mut cmd);
         Agent { pid: child.id(), child, status: None }
     }
 
     /// Field 22 of `/proc/<pid>/stat`: when it started, in clock ticks.
-    pub fn starttime(&self) -> u64 {
+    pub(crate) fn starttime(&self) -> u64 {
         stat_fields(self.pid).expect("the agent's stat")[19].parse().unwrap()
     }
 
     /// SIGKILL it and reap it: its `/proc/<pid>` is gone on return.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if self.status.is_none() {
             let _ = self.child.kill();
             self.status = Some(self.child.wait().expect("reap the agent"));
@@ -217,7 +217,7 @@ impl Agent {
     }
 
     /// SIGKILL it and leave it unreaped: a zombie, once the kernel is done.
-    pub fn kill_leaving_a_zombie(&mut self) {
+    pub(crate) fn kill_leaving_a_zombie(&mut self) {
         // SAFETY: kill(2) of our own child, not yet reaped (status is None).
         assert_eq!(unsafe { libc::kill(self.pid as i32, libc::SIGKILL) }, 0);
         let zombie = poll(AGENT_DEADLINE, || stat_fields(self.pid).filter(|f| f[0] == "Z"));
@@ -233,7 +233,7 @@ impl Drop for Agent {
 
 /// The fields of `/proc/<pid>/stat` after the command (field 3, the
 /// state, is index 0).
-pub fn stat_fields(pid: u32) -> Option<Vec<String>> {
+pub(crate) fn stat_fields(pid: u32) -> Option<Vec<String>> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 2..];
     Some(rest.split_whitespace().map(str::to_owned).collect())
@@ -241,18 +241,18 @@ pub fn stat_fields(pid: u32) -> Option<Vec<String>> {
 
 /// `started` as the daemon must derive it for `pid`: boot time plus the
 /// starttime at 100 ticks a second.
-pub fn started_of(pid: u32) -> u64 {
+pub(crate) fn started_of(pid: u32) -> u64 {
     let stat = fs::read_to_string("/proc/stat").unwrap();
     let btime: u64 = stat.lines().find_map(|l| l.strip_prefix("btime ")).unwrap().trim().parse().unwrap();
     btime + stat_fields(pid).unwrap()[19].parse::<u64>().unwrap() / 100
 }
 
-pub fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
 }
 
 /// The names `/active/<harness>` lists, through a raw connection.
-pub fn listed(c: &mut Conn, harness: &str, fid: u32) -> Vec<String> {
+pub(crate) fn listed(c: &mut Conn, harness: &str, fid: u32) -> Vec<String> {
     names(&c.list(&format!("/active/{harness}"), fid, c.msize - IOHDRSZ))
 }
 
@@ -260,21 +260,21 @@ pub fn listed(c: &mut Conn, harness: &str, fid: u32) -> Vec<String> {
 // Fixture process trees.
 
 /// The boot time a fixture `<proc>/stat` carries.
-pub const FAKE_BTIME: u64 = 1_764_000_000;
+pub(crate) const FAKE_BTIME: u64 = 1_764_000_000;
 
 /// A fixture `<proc>` under a scratch world's root.
-pub struct FakeProc {
+pub(crate) struct FakeProc {
     pub dir: PathBuf,
 }
 
 impl FakeProc {
-    pub fn new(scratch: &Scratch) -> FakeProc {
+    pub(crate) fn new(scratch: &Scratch) -> FakeProc {
         FakeProc::at(scratch.root.join("proc"))
     }
 
     /// A fixture `<proc>` at `dir` (the kernel test builds one at the
     /// path it will have inside its guest).
-    pub fn at(dir: PathBuf) -> FakeProc {
+    pub(crate) fn at(dir: PathBuf) -> FakeProc {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("stat"), format!("cpu  1 2 3 4\nbtime {FAKE_BTIME}\n")).unwrap();
         fs::write(dir.join("locks"), b"").unwrap();
@@ -283,7 +283,7 @@ impl FakeProc {
 
     /// `<proc>/<pid>/`: a process running `argv` in `cwd`, with `env`,
     /// its fds 0-2 on /dev/null and 3 on `fds`.
-    pub fn add(&self, pid: u32, argv: &[&str], cwd: &Path, env: &[u8], fds: &[&Path]) {
+    pub(crate) fn add(&self, pid: u32, argv: &[&str], cwd: &Path, env: &[u8], fds: &[&Path]) {
         let dir = self.dir.join(pid.to_string());
         fs::create_dir_all(dir.join("fd")).unwrap();
         let middle = vec!["0"; 17].join(" ");
@@ -300,7 +300,7 @@ impl FakeProc {
     }
 
     /// A `<proc>/locks` line: `pid` holds a write flock on `path`.
-    pub fn flock(&self, pid: u32, path: &Path) -> io::Result<()> {
+    pub(crate) fn flock(&self, pid: u32, path: &Path) -> io::Result<()> {
         let ino = fs::metadata(path)?.ino();
         let mut locks = fs::read_to_string(self.dir.join("locks"))?;
         locks.push_str(&format!("1: FLOCK  ADVISORY  WRITE {pid} 00:37:{ino} 0 EOF\n"));
@@ -309,12 +309,12 @@ impl FakeProc {
 }
 
 /// A fixture process's starttime, in ticks.
-pub fn fake_start(pid: u32) -> u64 {
+pub(crate) fn fake_start(pid: u32) -> u64 {
     500_000 + u64::from(pid)
 }
 
 /// A scratch world with a fixture `<proc>` and the daemon serving both.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub scratch: std::sync::Arc<Scratch>,
     pub proc: FakeProc,
     /// A cwd inside the home (omp names its store after it).
@@ -322,23 +322,23 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         let scratch = Scratch::new();
         let proc = FakeProc::new(&scratch);
         let cwd = scratch.home_dir("src/app");
         Fixture { scratch, proc, cwd }
     }
 
-    pub fn daemon(&self) -> Daemon {
+    pub(crate) fn daemon(&self) -> Daemon {
         Daemon::start_in(&self.scratch, &["--proc", arg(&self.proc.dir)])
     }
 
-    pub fn home(&self) -> &Path {
+    pub(crate) fn home(&self) -> &Path {
         &self.scratch.home
     }
 
     /// A claude at `pid` with its record and transcript.
-    pub fn claude(&self, pid: u32, sid: &str) -> PathBuf {
+    pub(crate) fn claude(&self, pid: u32, sid: &str) -> PathBuf {
         self.proc.add(pid, &["claude"], &self.cwd, b"ZMX_SESSION=fx\0", &[]);
         let record = format!(
             r#"{{"pid":{pid},"sessionId":"{sid}","cwd":"{}","procStart":"{}","status":"waiting","name":"fixture"}}"#,
@@ -351,7 +351,7 @@ impl Fixture {
     }
 
     /// An omp transcript in store `store`, recording `self.cwd`.
-    pub fn omp_transcript(&self, store: &str, id: &str, title: &str) -> PathBuf {
+    pub(crate) fn omp_transcript(&self, store: &str, id: &str, title: &str) -> PathBuf {
         let body = format!(
             "{{\"type\":\"session\",\"id\":\"{id}\",\"cwd\":\"{}\",\"title\":\"{title}\"}}\n\
              {{\"type\":\"model_change\",\"model\":\"anthropic/claude-opus-4-5\"}}\n",
@@ -362,7 +362,7 @@ impl Fixture {
     }
 
     /// Every agent of every route but the codex lock: pid → (harness, via).
-    pub fn populate(&self) -> Vec<(u32, &'static str, &'static str)> {
+    pub(crate) fn populate(&self) -> Vec<(u32, &'static str, &'static str)> {
         self.claude(100, CLAUDE_SID);
         self.proc.add(101, &["claude", "mcp", "serve"], &self.cwd, b"", &[]);
         let rollout = self.scratch.home_file(

@@ -36,28 +36,28 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use nineagents::proto::{self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames};
-pub use nineagents::proto::{
+pub(crate) use nineagents::proto::{self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames};
+pub(crate) use nineagents::proto::{
     msg, DMDIR, IOHDRSZ, NOFID, NONUNAME, NOTAG, OEXEC, ORCLOSE, ORDWR, OREAD, OTRUNC, OWRITE, QTDIR, QTFILE,
 };
 
 /// The binary under test, as Cargo built it for this run.
-pub const BIN: &str = env!("CARGO_BIN_EXE_9agents");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_9agents");
 /// The one text every refused write carries (issue 2, CONFORMANCE 22).
-pub const READ_ONLY: &str = "Read-only file system";
+pub(crate) const READ_ONLY: &str = "Read-only file system";
 /// The fid every `session` attaches the root to.
-pub const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// The msize a `session` asks for: small enough that clamping is easy to
 /// provoke, large enough for every reply of this tree.
-pub const SESSION_MSIZE: u32 = 8192;
+pub(crate) const SESSION_MSIZE: u32 = 8192;
 
 /// How long a daemon may take to start listening. Generous: CI machines
 /// are slow and the cost is paid only when something is already broken.
-pub const START_DEADLINE: Duration = Duration::from_secs(15);
+pub(crate) const START_DEADLINE: Duration = Duration::from_secs(15);
 /// How long a reply may take before the test calls the server stuck.
-pub const REPLY_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const REPLY_DEADLINE: Duration = Duration::from_secs(10);
 /// How long a daemon may take to exit after a signal or a hang-up.
-pub const EXIT_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const EXIT_DEADLINE: Duration = Duration::from_secs(10);
 /// How often a deadline poll looks again.
 const POLL_EVERY: Duration = Duration::from_millis(5);
 
@@ -67,14 +67,14 @@ const POLL_EVERY: Duration = Duration::from_millis(5);
 /// A directory of the test's own, removed when dropped: `runtime` is the
 /// daemon's `XDG_RUNTIME_DIR`, `home` its `HOME`. Shared (`Arc`) when two
 /// daemons must see the same post directory.
-pub struct Scratch {
+pub(crate) struct Scratch {
     pub root: PathBuf,
     pub runtime: PathBuf,
     pub home: PathBuf,
 }
 
 impl Scratch {
-    pub fn new() -> Arc<Scratch> {
+    pub(crate) fn new() -> Arc<Scratch> {
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         // Short on purpose: a Unix socket path must fit 108 bytes.
         let name = format!("9a-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed));
@@ -90,7 +90,7 @@ impl Scratch {
     }
 
     /// Write `data` at `rel` under this world's home, making directories.
-    pub fn home_file(&self, rel: &str, data: &[u8]) -> PathBuf {
+    pub(crate) fn home_file(&self, rel: &str, data: &[u8]) -> PathBuf {
         let path = self.home.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, data).unwrap();
@@ -98,18 +98,18 @@ impl Scratch {
     }
 
     /// Where a daemon started in this world posts the name `name`.
-    pub fn post_path(&self, name: &str) -> PathBuf {
+    pub(crate) fn post_path(&self, name: &str) -> PathBuf {
         self.runtime.join("9p").join(name)
     }
 
     /// A `9agents` command whose whole environment is this world's.
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         self.command_of(Path::new(BIN))
     }
 
     /// `program` (a wrapper, or a copy of the binary) run in this world's
     /// environment, as `command` runs the binary.
-    pub fn command_of(&self, program: &Path) -> Command {
+    pub(crate) fn command_of(&self, program: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -130,7 +130,7 @@ impl Drop for Scratch {
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now (the kernel
 /// picks it; the listener is dropped before the daemon binds it).
-pub fn free_tcp_port() -> u16 {
+pub(crate) fn free_tcp_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -139,7 +139,7 @@ pub fn free_tcp_port() -> u16 {
 /// meanwhile holds the fresh copy open for writing for a moment, and exec
 /// fails with ETXTBSY until its child has exec'd or exited, so that one
 /// error is retried until the start deadline.
-pub fn spawn_fresh(cmd: &mut Command) -> Child {
+pub(crate) fn spawn_fresh(cmd: &mut Command) -> Child {
     let mut last = None;
     poll(START_DEADLINE, || match cmd.spawn() {
         Ok(c) => Some(c),
@@ -153,7 +153,7 @@ pub fn spawn_fresh(cmd: &mut Command) -> Child {
 }
 
 /// Poll `f` until it returns `Some` or `deadline` passes.
-pub fn poll<T>(deadline: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+pub(crate) fn poll<T>(deadline: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let end = Instant::now() + deadline;
     loop {
         if let Some(v) = f() {
@@ -179,7 +179,7 @@ enum Ready {
 
 /// A running `9agents` daemon. Dropping it sends SIGTERM, then SIGKILL if
 /// it has not exited by the deadline.
-pub struct Daemon {
+pub(crate) struct Daemon {
     child: Option<Child>,
     status: Option<ExitStatus>,
     pub pid: u32,
@@ -194,12 +194,12 @@ pub struct Daemon {
 
 impl Daemon {
     /// `--no-post --unix <scratch>/sock` plus `args`, ready to dial.
-    pub fn start(args: &[&str]) -> Daemon {
+    pub(crate) fn start(args: &[&str]) -> Daemon {
         Daemon::start_in(&Scratch::new(), args)
     }
 
     /// As `start`, in a world the test has furnished (files in its home).
-    pub fn start_in(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
+    pub(crate) fn start_in(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
         let scratch = scratch.clone();
         let sock = scratch.root.join("sock");
         let spec = arg(&sock).to_owned();
@@ -209,14 +209,14 @@ impl Daemon {
     }
 
     /// Posted as the default name in `scratch`'s runtime dir, ready to dial.
-    pub fn posted(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
+    pub(crate) fn posted(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
         let name = args.iter().position(|a| *a == "--name").map_or("agents", |i| args[i + 1]);
         let path = scratch.post_path(name);
         Daemon::spawn_in(scratch.clone(), args, Ready::Unix(path))
     }
 
     /// `--no-post --tcp 127.0.0.1:<a free port>` plus `args`, ready to dial.
-    pub fn start_tcp(args: &[&str]) -> Daemon {
+    pub(crate) fn start_tcp(args: &[&str]) -> Daemon {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_tcp_port()).parse().unwrap();
         let spec = addr.to_string();
         let mut all = vec!["--no-post", "--tcp", spec.as_str()];
@@ -226,12 +226,12 @@ impl Daemon {
 
     /// Start with exactly `args`, waiting for nothing: for a daemon that is
     /// expected to refuse to start.
-    pub fn spawn(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
+    pub(crate) fn spawn(scratch: &Arc<Scratch>, args: &[&str]) -> Daemon {
         Daemon::spawn_in(scratch.clone(), args, Ready::Nothing)
     }
 
     /// `--fd 3` with `stream` as the child's fd 3.
-    pub fn start_on_fd(stream: OwnedFd, args: &[&str]) -> Daemon {
+    pub(crate) fn start_on_fd(stream: OwnedFd, args: &[&str]) -> Daemon {
         let scratch = Scratch::new();
         let mut cmd = scratch.command();
         cmd.arg("--fd").arg("3").args(args);
@@ -247,7 +247,7 @@ impl Daemon {
     /// `ListenPid::Daemon` the daemon's own pid, which only the process
     /// itself knows before exec, so a shell sets it to `$$` and execs the
     /// binary in its place. `args` and `env` are added; waits for nothing.
-    pub fn start_passed(
+    pub(crate) fn start_passed(
         scratch: &Arc<Scratch>,
         fd: &OwnedFd,
         pid: ListenPid,
@@ -270,7 +270,7 @@ impl Daemon {
 
     /// Start `cmd` (a `9agents` however wrapped, in `scratch`'s world),
     /// waiting for nothing.
-    pub fn spawn_command(scratch: &Arc<Scratch>, cmd: Command) -> Daemon {
+    pub(crate) fn spawn_command(scratch: &Arc<Scratch>, cmd: Command) -> Daemon {
         Daemon::launch(scratch.clone(), cmd, Ready::Nothing)
     }
 
@@ -338,18 +338,18 @@ impl Daemon {
     }
 
     /// Everything the daemon has written to stderr so far.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }
 
     /// Poll until stderr contains `needle`; the stderr then.
-    pub fn wait_stderr(&self, needle: &str, deadline: Duration) -> String {
+    pub(crate) fn wait_stderr(&self, needle: &str, deadline: Duration) -> String {
         poll(deadline, || Some(self.stderr()).filter(|s| s.contains(needle)))
             .unwrap_or_else(|| panic!("stderr never said {needle:?}; it says:\n{}", self.stderr()))
     }
 
     /// The exit status, if the daemon has exited.
-    pub fn try_status(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             if let Some(child) = self.child.as_mut() {
                 self.status = child.try_wait().expect("try_wait");
@@ -360,7 +360,7 @@ impl Daemon {
 
     /// Wait (polling) for the daemon to exit; panics past `deadline`. Once
     /// it has exited its stderr is complete.
-    pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
         let status = poll(deadline, || self.try_status())
             .unwrap_or_else(|| panic!("9agents still running after {deadline:?}; stderr:\n{}", self.stderr()));
         if let Some(reader) = self.reader.take() {
@@ -369,11 +369,11 @@ impl Daemon {
         status
     }
 
-    pub fn is_running(&mut self) -> bool {
+    pub(crate) fn is_running(&mut self) -> bool {
         self.try_status().is_none()
     }
 
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         // SAFETY: kill(2) on our own child's pid; it has not been reaped
         // while `status` is None, so the pid cannot have been reused.
         let rc = unsafe { libc::kill(self.pid as i32, sig) };
@@ -381,13 +381,13 @@ impl Daemon {
     }
 
     /// SIGKILL and reap, leaving whatever the daemon left on disk.
-    pub fn kill_hard(&mut self) -> ExitStatus {
+    pub(crate) fn kill_hard(&mut self) -> ExitStatus {
         self.signal(libc::SIGKILL);
         self.wait_exit(EXIT_DEADLINE)
     }
 
     /// A field of /proc/<pid>/status in kB (`VmRSS`, `VmHWM`, ...).
-    pub fn status_kib(&self, field: &str) -> u64 {
+    pub(crate) fn status_kib(&self, field: &str) -> u64 {
         let text = fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("read /proc/<pid>/status");
         let line = text
             .lines()
@@ -396,18 +396,18 @@ impl Daemon {
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
 
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         self.status_kib("VmRSS")
     }
 
     /// How many descriptors the daemon has open.
-    pub fn fd_count(&self) -> usize {
+    pub(crate) fn fd_count(&self) -> usize {
         fs::read_dir(format!("/proc/{}/fd", self.pid)).expect("read /proc/<pid>/fd").count()
     }
 
     /// What the daemon holds right now: SIGUSR1, then the status line it
     /// prints on stderr for it (polled for, never slept for).
-    pub fn status_line(&self) -> Status {
+    pub(crate) fn status_line(&self) -> Status {
         let before = status_lines(&self.stderr()).len();
         self.signal(libc::SIGUSR1);
         let line = poll(REPLY_DEADLINE, || status_lines(&self.stderr()).get(before).cloned())
@@ -418,7 +418,7 @@ impl Daemon {
     /// Poll the status line until `fields` stop changing: the same values
     /// in `samples` lines in a row (each a poll apart, so `samples` bounds
     /// how long "stable" must last). The last line.
-    pub fn settled_status(&self, fields: &[&str], samples: usize) -> Status {
+    pub(crate) fn settled_status(&self, fields: &[&str], samples: usize) -> Status {
         let mut last = self.status_line();
         let mut same = 1;
         let settled = poll(SETTLE_DEADLINE, || {
@@ -432,7 +432,7 @@ impl Daemon {
     }
 
     /// A raw, unversioned connection.
-    pub fn connect(&self) -> Conn {
+    pub(crate) fn connect(&self) -> Conn {
         match (&self.socket, &self.tcp) {
             (Some(p), _) => Conn::unix(p),
             (None, Some(a)) => Conn::tcp(*a),
@@ -442,25 +442,25 @@ impl Daemon {
 
     /// A connection versioned to `dialect` at `SESSION_MSIZE`, with the root
     /// attached as fid `ROOT`.
-    pub fn session(&self, dialect: Dialect) -> Conn {
+    pub(crate) fn session(&self, dialect: Dialect) -> Conn {
         let mut c = self.connect();
         c.handshake(dialect);
         c
     }
 
     /// Run the built-in client (`9agents <args>`) in this daemon's world.
-    pub fn client(&self, args: &[&str]) -> Output {
+    pub(crate) fn client(&self, args: &[&str]) -> Output {
         self.client_with_stdin(args, b"")
     }
 
-    pub fn client_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+    pub(crate) fn client_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
         run_client(&self.scratch, args, stdin)
     }
 }
 
 /// Whose pid `Daemon::start_passed` puts in `LISTEN_PID`.
 #[derive(Clone, Copy, Debug)]
-pub enum ListenPid {
+pub(crate) enum ListenPid {
     /// The daemon's: the sockets are for it.
     Daemon,
     /// Another process's: the variables were meant for someone else.
@@ -508,7 +508,7 @@ impl Drop for Daemon {
 
 /// Run `9agents <args>` in `scratch`'s world with `stdin`, to completion
 /// (bounded: a client that hangs is killed at the deadline and fails).
-pub fn run_client(scratch: &Scratch, args: &[&str], stdin: &[u8]) -> Output {
+pub(crate) fn run_client(scratch: &Scratch, args: &[&str], stdin: &[u8]) -> Output {
     let mut cmd = scratch.command();
     cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn the client");
@@ -540,7 +540,7 @@ pub fn run_client(scratch: &Scratch, args: &[&str], stdin: &[u8]) -> Output {
 // The status line (SIGUSR1).
 
 /// How long the daemon's counts may take to settle after a flood.
-pub const SETTLE_DEADLINE: Duration = Duration::from_secs(20);
+pub(crate) const SETTLE_DEADLINE: Duration = Duration::from_secs(20);
 /// What every status line begins with.
 const STATUS_PREFIX: &str = "9agents status:";
 
@@ -555,7 +555,7 @@ fn status_lines(stderr: &str) -> Vec<String> {
 
 /// One status line: `9agents status: conns=.. fids=.. ..`, by field.
 #[derive(Clone, Debug)]
-pub struct Status {
+pub(crate) struct Status {
     pub line: String,
     fields: Vec<(String, u64)>,
 }
@@ -574,7 +574,7 @@ impl Status {
     }
 
     /// The field `name`; panics if this daemon's status line has none.
-    pub fn get(&self, name: &str) -> u64 {
+    pub(crate) fn get(&self, name: &str) -> u64 {
         self.fields
             .iter()
             .find(|(k, _)| k == name)
@@ -593,7 +593,7 @@ enum Stream {
 
 /// How a connection ended when a reply was awaited.
 #[derive(Debug)]
-pub enum End {
+pub(crate) enum End {
     /// The server closed it (EOF or reset).
     Closed,
     /// Nothing arrived by the deadline.
@@ -603,7 +603,7 @@ pub enum End {
 
 /// One raw 9P connection. `dialect` and `msize` are what `send` encodes
 /// with and `recv` decodes with; `version` updates them from Rversion.
-pub struct Conn {
+pub(crate) struct Conn {
     stream: Stream,
     pub dialect: Dialect,
     pub msize: u32,
@@ -612,18 +612,18 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn unix(path: &Path) -> Conn {
+    pub(crate) fn unix(path: &Path) -> Conn {
         let s = UnixStream::connect(path).unwrap_or_else(|e| panic!("connect {}: {e}", path.display()));
         Conn::over(Stream::Unix(s))
     }
 
-    pub fn tcp(addr: SocketAddr) -> Conn {
+    pub(crate) fn tcp(addr: SocketAddr) -> Conn {
         let s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
         s.set_nodelay(true).unwrap();
         Conn::over(Stream::Tcp(s))
     }
 
-    pub fn from_unix(s: UnixStream) -> Conn {
+    pub(crate) fn from_unix(s: UnixStream) -> Conn {
         Conn::over(Stream::Unix(s))
     }
 
@@ -633,21 +633,21 @@ impl Conn {
         c
     }
 
-    pub fn set_read_timeout(&mut self, t: Duration) {
+    pub(crate) fn set_read_timeout(&mut self, t: Duration) {
         match &self.stream {
             Stream::Unix(s) => s.set_read_timeout(Some(t)).unwrap(),
             Stream::Tcp(s) => s.set_read_timeout(Some(t)).unwrap(),
         }
     }
 
-    pub fn set_write_timeout(&mut self, t: Option<Duration>) {
+    pub(crate) fn set_write_timeout(&mut self, t: Option<Duration>) {
         match &self.stream {
             Stream::Unix(s) => s.set_write_timeout(t).unwrap(),
             Stream::Tcp(s) => s.set_write_timeout(t).unwrap(),
         }
     }
 
-    pub fn unix_stream(&self) -> &UnixStream {
+    pub(crate) fn unix_stream(&self) -> &UnixStream {
         match &self.stream {
             Stream::Unix(s) => s,
             Stream::Tcp(_) => panic!("not a Unix connection"),
@@ -662,37 +662,37 @@ impl Conn {
     }
 
     /// A fresh tag: never NOTAG, never one handed out recently.
-    pub fn tag(&mut self) -> u16 {
+    pub(crate) fn tag(&mut self) -> u16 {
         let t = self.next_tag;
         self.next_tag = if self.next_tag >= 0xFFF0 { 1 } else { self.next_tag + 1 };
         t
     }
 
     /// The bytes of `msg` on `tag`, in this connection's dialect.
-    pub fn encode(&self, tag: u16, msg: &Tmsg<'_>) -> Vec<u8> {
+    pub(crate) fn encode(&self, tag: u16, msg: &Tmsg<'_>) -> Vec<u8> {
         let mut out = Vec::new();
         proto::encode_t(&mut out, tag, msg, self.dialect);
         out
     }
 
     /// Write exactly these bytes.
-    pub fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         self.io().write_all(bytes).expect("send");
     }
 
     /// Write these bytes, reporting failure instead of panicking (a server
     /// may already have hung up).
-    pub fn try_send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn try_send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.io().write_all(bytes)
     }
 
-    pub fn send(&mut self, tag: u16, msg: &Tmsg<'_>) {
+    pub(crate) fn send(&mut self, tag: u16, msg: &Tmsg<'_>) {
         let bytes = self.encode(tag, msg);
         self.send_raw(&bytes);
     }
 
     /// The next whole reply, or how the connection ended instead.
-    pub fn next(&mut self) -> Result<Reply, End> {
+    pub(crate) fn next(&mut self) -> Result<Reply, End> {
         loop {
             if self.buf.len() >= 4 {
                 let size = u32::from_le_bytes(self.buf[..4].try_into().unwrap()) as usize;
@@ -719,12 +719,12 @@ impl Conn {
     }
 
     /// The next whole reply; panics if the connection ends instead.
-    pub fn recv(&mut self) -> Reply {
+    pub(crate) fn recv(&mut self) -> Reply {
         self.next().unwrap_or_else(|end| panic!("expected a reply, got {end:?}"))
     }
 
     /// Assert the server closes the connection without answering.
-    pub fn expect_closed(&mut self) {
+    pub(crate) fn expect_closed(&mut self) {
         match self.next() {
             Err(End::Closed) => {}
             Ok(r) => panic!("expected the connection closed, got a reply: {r:?}"),
@@ -733,7 +733,7 @@ impl Conn {
     }
 
     /// Send `msg` on a fresh tag and return its reply, checking the tag.
-    pub fn rpc(&mut self, msg: &Tmsg<'_>) -> Reply {
+    pub(crate) fn rpc(&mut self, msg: &Tmsg<'_>) -> Reply {
         let tag = self.tag();
         self.send(tag, msg);
         let r = self.recv();
@@ -744,7 +744,7 @@ impl Conn {
     // --- one call per message ---------------------------------------------
 
     /// Tversion on NOTAG; on Rversion, adopt its msize and dialect.
-    pub fn version(&mut self, msize: u32, version: &str) -> Reply {
+    pub(crate) fn version(&mut self, msize: u32, version: &str) -> Reply {
         self.send(NOTAG, &Tmsg::Version { msize, version: version.as_bytes() });
         let r = self.recv();
         assert_eq!(r.tag(), NOTAG, "Rversion on the wrong tag: {r:?}");
@@ -757,15 +757,15 @@ impl Conn {
         r
     }
 
-    pub fn attach(&mut self, fid: u32) -> Reply {
+    pub(crate) fn attach(&mut self, fid: u32) -> Reply {
         self.attach_with(fid, NOFID, "")
     }
 
-    pub fn attach_with(&mut self, fid: u32, afid: u32, aname: &str) -> Reply {
+    pub(crate) fn attach_with(&mut self, fid: u32, afid: u32, aname: &str) -> Reply {
         self.rpc(&Tmsg::Attach { fid, afid, uname: b"glenda", aname: aname.as_bytes(), n_uname: self.n_uname() })
     }
 
-    pub fn auth(&mut self, afid: u32) -> Reply {
+    pub(crate) fn auth(&mut self, afid: u32) -> Reply {
         self.rpc(&Tmsg::Auth { afid, uname: b"glenda", aname: b"", n_uname: self.n_uname() })
     }
 
@@ -776,12 +776,12 @@ impl Conn {
         }
     }
 
-    pub fn walk(&mut self, fid: u32, newfid: u32, names: &[&str]) -> Reply {
+    pub(crate) fn walk(&mut self, fid: u32, newfid: u32, names: &[&str]) -> Reply {
         let names: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
         self.walk_bytes(fid, newfid, &names)
     }
 
-    pub fn walk_bytes(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> Reply {
+    pub(crate) fn walk_bytes(&mut self, fid: u32, newfid: u32, names: &[&[u8]]) -> Reply {
         let tag = self.tag();
         self.send_raw(&twalk_bytes(tag, fid, newfid, names));
         let r = self.recv();
@@ -789,32 +789,32 @@ impl Conn {
         r
     }
 
-    pub fn open(&mut self, fid: u32, mode: u8) -> Reply {
+    pub(crate) fn open(&mut self, fid: u32, mode: u8) -> Reply {
         self.rpc(&Tmsg::Open { fid, mode })
     }
 
-    pub fn read(&mut self, fid: u32, offset: u64, count: u32) -> Reply {
+    pub(crate) fn read(&mut self, fid: u32, offset: u64, count: u32) -> Reply {
         self.rpc(&Tmsg::Read { fid, offset, count })
     }
 
-    pub fn clunk(&mut self, fid: u32) -> Reply {
+    pub(crate) fn clunk(&mut self, fid: u32) -> Reply {
         self.rpc(&Tmsg::Clunk { fid })
     }
 
-    pub fn stat(&mut self, fid: u32) -> Reply {
+    pub(crate) fn stat(&mut self, fid: u32) -> Reply {
         self.rpc(&Tmsg::Stat { fid })
     }
 
     // --- the same, asserting success ---------------------------------------
 
     /// Tversion + Tattach of the root as `ROOT`.
-    pub fn handshake(&mut self, dialect: Dialect) -> Qid {
+    pub(crate) fn handshake(&mut self, dialect: Dialect) -> Qid {
         let r = self.version(SESSION_MSIZE, dialect.version());
         assert_eq!(r.msg(), Rmsg::Version { msize: SESSION_MSIZE, version: dialect.version().as_bytes() });
         self.attach_ok(ROOT)
     }
 
-    pub fn attach_ok(&mut self, fid: u32) -> Qid {
+    pub(crate) fn attach_ok(&mut self, fid: u32) -> Qid {
         match self.attach(fid).msg() {
             Rmsg::Attach { qid } => qid,
             other => panic!("Tattach: {other:?}"),
@@ -822,7 +822,7 @@ impl Conn {
     }
 
     /// A walk that must succeed whole: its qids.
-    pub fn walk_ok(&mut self, fid: u32, newfid: u32, names: &[&str]) -> Vec<Qid> {
+    pub(crate) fn walk_ok(&mut self, fid: u32, newfid: u32, names: &[&str]) -> Vec<Qid> {
         let r = self.walk(fid, newfid, names);
         let qids = r.qids();
         assert_eq!(qids.len(), names.len(), "walk {names:?} stopped short: {r:?}");
@@ -831,25 +831,25 @@ impl Conn {
 
     /// Walk from the root to `path` ("/a/b") as `newfid` and open it for
     /// reading.
-    pub fn open_path(&mut self, path: &str, newfid: u32) -> Qid {
+    pub(crate) fn open_path(&mut self, path: &str, newfid: u32) -> Qid {
         let names: Vec<&str> = path.split('/').filter(|n| !n.is_empty()).collect();
         self.walk_ok(ROOT, newfid, &names);
         self.open_ok(newfid, OREAD)
     }
 
-    pub fn open_ok(&mut self, fid: u32, mode: u8) -> Qid {
+    pub(crate) fn open_ok(&mut self, fid: u32, mode: u8) -> Qid {
         match self.open(fid, mode).msg() {
             Rmsg::Open { qid, .. } => qid,
             other => panic!("Topen: {other:?}"),
         }
     }
 
-    pub fn read_ok(&mut self, fid: u32, offset: u64, count: u32) -> Vec<u8> {
+    pub(crate) fn read_ok(&mut self, fid: u32, offset: u64, count: u32) -> Vec<u8> {
         self.read(fid, offset, count).data()
     }
 
     /// Read an open file from 0 to its end, `msize - IOHDRSZ` at a time.
-    pub fn read_all(&mut self, fid: u32) -> Vec<u8> {
+    pub(crate) fn read_all(&mut self, fid: u32) -> Vec<u8> {
         let mut out = Vec::new();
         loop {
             let chunk = self.read_ok(fid, out.len() as u64, self.msize - IOHDRSZ);
@@ -861,25 +861,25 @@ impl Conn {
     }
 
     /// Open `fid` for reading and read it whole.
-    pub fn cat_fid(&mut self, fid: u32) -> Vec<u8> {
+    pub(crate) fn cat_fid(&mut self, fid: u32) -> Vec<u8> {
         self.open_ok(fid, OREAD);
         self.read_all(fid)
     }
 
     /// Open `path` as `fid`, read it whole, clunk it.
-    pub fn cat(&mut self, path: &str, fid: u32) -> Vec<u8> {
+    pub(crate) fn cat(&mut self, path: &str, fid: u32) -> Vec<u8> {
         self.open_path(path, fid);
         let data = self.read_all(fid);
         self.clunk_ok(fid);
         data
     }
 
-    pub fn clunk_ok(&mut self, fid: u32) {
+    pub(crate) fn clunk_ok(&mut self, fid: u32) {
         let r = self.clunk(fid);
         assert_eq!(r.msg(), Rmsg::Clunk, "Tclunk {fid}");
     }
 
-    pub fn stat_ok(&mut self, fid: u32) -> Entry {
+    pub(crate) fn stat_ok(&mut self, fid: u32) -> Entry {
         let r = self.stat(fid);
         match r.msg() {
             Rmsg::Stat { stat } => Entry::from_stat(&stat, proto::stat_size(&stat, self.dialect)),
@@ -889,7 +889,7 @@ impl Conn {
 
     /// The entries of the directory at `path`, read whole with reads of
     /// `count` bytes through a fid of its own (`fid`, clunked after).
-    pub fn list(&mut self, path: &str, fid: u32, count: u32) -> Vec<Entry> {
+    pub(crate) fn list(&mut self, path: &str, fid: u32, count: u32) -> Vec<Entry> {
         self.open_path(path, fid);
         let mut entries = Vec::new();
         let mut offset = 0u64;
@@ -911,7 +911,7 @@ impl<T: Read + Write> ReadWrite for T {}
 
 /// A Twalk's bytes by hand, so a test can send more than MAXWELEM names
 /// (which the codec, rightly, will not encode).
-pub fn twalk_bytes(tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> Vec<u8> {
+pub(crate) fn twalk_bytes(tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> Vec<u8> {
     let mut body = Vec::new();
     body.push(msg::TWALK);
     body.extend_from_slice(&tag.to_le_bytes());
@@ -926,14 +926,14 @@ pub fn twalk_bytes(tag: u16, fid: u32, newfid: u32, names: &[&[u8]]) -> Vec<u8> 
 }
 
 /// size[4] in front of `body` (type[1] tag[2] ...).
-pub fn frame(body: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(body: &[u8]) -> Vec<u8> {
     let mut out = ((body.len() + 4) as u32).to_le_bytes().to_vec();
     out.extend_from_slice(body);
     out
 }
 
 /// A message of type `ty` on `tag` with `body` after the header.
-pub fn message(ty: u8, tag: u16, body: &[u8]) -> Vec<u8> {
+pub(crate) fn message(ty: u8, tag: u16, body: &[u8]) -> Vec<u8> {
     let mut b = vec![ty];
     b.extend_from_slice(&tag.to_le_bytes());
     b.extend_from_slice(body);
@@ -944,23 +944,23 @@ pub fn message(ty: u8, tag: u16, body: &[u8]) -> Vec<u8> {
 // Replies.
 
 /// One whole reply, as it came off the wire.
-pub struct Reply {
+pub(crate) struct Reply {
     pub bytes: Vec<u8>,
     pub dialect: Dialect,
 }
 
 impl Reply {
-    pub fn tag(&self) -> u16 {
+    pub(crate) fn tag(&self) -> u16 {
         u16::from_le_bytes([self.bytes[5], self.bytes[6]])
     }
 
-    pub fn ty(&self) -> u8 {
+    pub(crate) fn ty(&self) -> u8 {
         self.bytes[4]
     }
 
     /// The decoded message (strictly: a reply with bytes left over, or one
     /// cut short, fails the test).
-    pub fn msg(&self) -> Rmsg<'_> {
+    pub(crate) fn msg(&self) -> Rmsg<'_> {
         match proto::decode_r(&self.bytes, self.dialect) {
             Ok((_, m)) => m,
             Err(e) => panic!("undecodable reply {:02x?}: {e}", self.bytes),
@@ -968,7 +968,7 @@ impl Reply {
     }
 
     /// The error text and errno (0 in plain 9P2000), if this is an Rerror.
-    pub fn error(&self) -> Option<(String, u32)> {
+    pub(crate) fn error(&self) -> Option<(String, u32)> {
         match self.msg() {
             Rmsg::Error { ename, errno } => Some((String::from_utf8_lossy(ename).into_owned(), errno)),
             _ => None,
@@ -976,21 +976,21 @@ impl Reply {
     }
 
     /// Assert this is an Rerror; its text and errno.
-    pub fn expect_error(&self) -> (String, u32) {
+    pub(crate) fn expect_error(&self) -> (String, u32) {
         self.error().unwrap_or_else(|| panic!("expected Rerror, got {self:?}"))
     }
 
     /// Assert this is an Rerror with exactly `text`.
-    pub fn assert_error(&self, text: &str) {
+    pub(crate) fn assert_error(&self, text: &str) {
         assert_eq!(self.expect_error().0, text, "{self:?}");
     }
 
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.ty() == msg::RERROR
     }
 
     /// An Rwalk's qids.
-    pub fn qids(&self) -> Vec<Qid> {
+    pub(crate) fn qids(&self) -> Vec<Qid> {
         match self.msg() {
             Rmsg::Walk { qids } => qids.as_slice().to_vec(),
             other => panic!("expected Rwalk, got {other:?}"),
@@ -998,7 +998,7 @@ impl Reply {
     }
 
     /// An Rread's data.
-    pub fn data(&self) -> Vec<u8> {
+    pub(crate) fn data(&self) -> Vec<u8> {
         match self.msg() {
             Rmsg::Read { data } => data.to_vec(),
             other => panic!("expected Rread, got {other:?}"),
@@ -1018,7 +1018,7 @@ impl std::fmt::Debug for Reply {
 /// A stat entry, owned: the client's `OwnedStat` (its fields read through
 /// `Deref`), and the bytes it took on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     stat: nineagents::client::OwnedStat,
     /// The bytes the entry took on the wire, size[2] included.
     pub wire_len: usize,
@@ -1039,7 +1039,7 @@ impl Entry {
 
 /// The whole stat entries in a directory read's data; panics if the data
 /// ends inside one (a 9P2000 directory read never splits an entry).
-pub fn entries_of(data: &[u8], dialect: Dialect) -> Vec<Entry> {
+pub(crate) fn entries_of(data: &[u8], dialect: Dialect) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < data.len() {
@@ -1052,7 +1052,7 @@ pub fn entries_of(data: &[u8], dialect: Dialect) -> Vec<Entry> {
 }
 
 /// The names of `entries`, sorted.
-pub fn names(entries: &[Entry]) -> Vec<String> {
+pub(crate) fn names(entries: &[Entry]) -> Vec<String> {
     let mut v: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
     v.sort();
     v
@@ -1060,27 +1060,27 @@ pub fn names(entries: &[Entry]) -> Vec<String> {
 
 /// What names an entry for as long as the tree stands: its name, qid type
 /// and qid path (a fact's length and qid version move with its text).
-pub fn ids(entries: &[Entry]) -> Vec<(String, u8, u64)> {
+pub(crate) fn ids(entries: &[Entry]) -> Vec<(String, u8, u64)> {
     entries.iter().map(|e| (e.name.clone(), e.qid.ty, e.qid.path)).collect()
 }
 
 /// The text `/README` serves: the crate's own copy of it.
-pub fn readme() -> &'static [u8] {
+pub(crate) fn readme() -> &'static [u8] {
     nineagents::tree::README.as_bytes()
 }
 
 /// Is `p` a Unix socket (lstat, not followed)?
-pub fn is_socket(p: &Path) -> bool {
+pub(crate) fn is_socket(p: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     fs::symlink_metadata(p).map(|m| m.file_type().is_socket()).unwrap_or(false)
 }
 
 /// `s` as a path argument.
-pub fn arg(p: &Path) -> &str {
+pub(crate) fn arg(p: &Path) -> &str {
     p.to_str().expect("scratch paths are UTF-8")
 }
 
-pub fn os(s: &str) -> &OsStr {
+pub(crate) fn os(s: &str) -> &OsStr {
     OsStr::new(s)
 }
 
@@ -1090,15 +1090,15 @@ pub fn os(s: &str) -> &OsStr {
 
 /// What every file that must stay invisible holds, in the fixtures as in
 /// `demo/home` (demo/README.md): one occurrence in served bytes is a leak.
-pub const SECRET: &[u8] = b"DEMO-SECRET-must-never-be-served";
+pub(crate) const SECRET: &[u8] = b"DEMO-SECRET-must-never-be-served";
 
 /// The fid a crawl lists and reads through (one at a time, clunked after),
 /// far from the small numbers tests use.
-pub const CRAWL_FID: u32 = 0xC0_0000;
+pub(crate) const CRAWL_FID: u32 = 0xC0_0000;
 
 /// Every mount of the tree: its path, and the path under a home it mirrors
 /// (issue 3, "The tree").
-pub const MOUNTS: &[(&str, &str)] = &[
+pub(crate) const MOUNTS: &[(&str, &str)] = &[
     ("/claude/history", ".claude/history.jsonl"),
     ("/claude/projects", ".claude/projects"),
     ("/claude/skills", ".claude/skills"),
@@ -1114,13 +1114,13 @@ pub const MOUNTS: &[(&str, &str)] = &[
 ];
 
 /// The demo home shipped in the repository (what `--demo` serves).
-pub fn demo_home() -> PathBuf {
+pub(crate) fn demo_home() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("demo/home")
 }
 
 /// The file on disk that the tree path `tree_path` mirrors under `home`;
 /// `None` for the skeleton (`/`, `/claude`, `/README`, ...).
-pub fn disk_path(home: &Path, tree_path: &str) -> Option<PathBuf> {
+pub(crate) fn disk_path(home: &Path, tree_path: &str) -> Option<PathBuf> {
     MOUNTS.iter().find_map(|(mount, rel)| {
         let rest = tree_path.strip_prefix(mount)?;
         if rest.is_empty() {
@@ -1131,12 +1131,12 @@ pub fn disk_path(home: &Path, tree_path: &str) -> Option<PathBuf> {
 }
 
 /// Does `hay` hold `needle` anywhere?
-pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
 }
 
 /// `dir` + `/` + `name`, for tree paths ("/" + "a" is "/a").
-pub fn join_tree(dir: &str, name: &str) -> String {
+pub(crate) fn join_tree(dir: &str, name: &str) -> String {
     if dir == "/" {
         format!("/{name}")
     } else {
@@ -1145,13 +1145,13 @@ pub fn join_tree(dir: &str, name: &str) -> String {
 }
 
 /// The names of a tree path, for a walk from the root.
-pub fn tree_names(path: &str) -> Vec<&str> {
+pub(crate) fn tree_names(path: &str) -> Vec<&str> {
     path.split('/').filter(|n| !n.is_empty()).collect()
 }
 
 impl Scratch {
     /// A directory (and its parents) at `rel` under this world's home.
-    pub fn home_dir(&self, rel: &str) -> PathBuf {
+    pub(crate) fn home_dir(&self, rel: &str) -> PathBuf {
         let path = self.home.join(rel);
         fs::create_dir_all(&path).unwrap_or_else(|e| panic!("mkdir {}: {e}", path.display()));
         path
@@ -1159,7 +1159,7 @@ impl Scratch {
 
     /// A symlink at `rel` under this world's home pointing at `target`
     /// (written as given: relative targets stay relative).
-    pub fn home_symlink(&self, rel: &str, target: &Path) -> PathBuf {
+    pub(crate) fn home_symlink(&self, rel: &str, target: &Path) -> PathBuf {
         let path = self.home.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(target, &path).unwrap_or_else(|e| panic!("symlink {}: {e}", path.display()));
@@ -1167,7 +1167,7 @@ impl Scratch {
     }
 
     /// A FIFO at `rel` under this world's home.
-    pub fn home_fifo(&self, rel: &str) -> PathBuf {
+    pub(crate) fn home_fifo(&self, rel: &str) -> PathBuf {
         let path = self.home.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         let c = std::ffi::CString::new(arg(&path)).unwrap();
@@ -1179,7 +1179,7 @@ impl Scratch {
 
     /// Write `data` at `rel` under this world's root but outside its home:
     /// a place no root reaches.
-    pub fn outside_file(&self, rel: &str, data: &[u8]) -> PathBuf {
+    pub(crate) fn outside_file(&self, rel: &str, data: &[u8]) -> PathBuf {
         let path = self.root.join("outside").join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, data).unwrap();
@@ -1190,7 +1190,7 @@ impl Scratch {
 /// One thing a crawl found: its tree path, its listing entry, and (for a
 /// file) the bytes it read whole, or the error its open answered.
 #[derive(Debug)]
-pub struct Crawled {
+pub(crate) struct Crawled {
     pub path: String,
     pub entry: Entry,
     pub data: Result<Vec<u8>, String>,
@@ -1198,7 +1198,7 @@ pub struct Crawled {
 
 impl Conn {
     /// Walk from the root to the tree path `path` as `newfid`.
-    pub fn walk_path(&mut self, path: &str, newfid: u32) -> Reply {
+    pub(crate) fn walk_path(&mut self, path: &str, newfid: u32) -> Reply {
         let names = tree_names(path);
         assert!(names.len() <= 16, "{path} is deeper than one walk");
         self.walk(ROOT, newfid, &names)
@@ -1206,7 +1206,7 @@ impl Conn {
 
     /// Does a walk from the root reach all of `path`? (A walk that does
     /// not leaves no fid behind.)
-    pub fn reaches(&mut self, path: &str, newfid: u32) -> bool {
+    pub(crate) fn reaches(&mut self, path: &str, newfid: u32) -> bool {
         let r = self.walk_path(path, newfid);
         let whole = !r.is_error() && r.qids().len() == tree_names(path).len();
         if whole {
@@ -1217,7 +1217,7 @@ impl Conn {
 
     /// The entries of the directory at `path` read whole through `fid`
     /// (clunked after), or the error text its walk or open answered.
-    pub fn try_list(&mut self, path: &str, fid: u32, count: u32) -> Result<Vec<Entry>, String> {
+    pub(crate) fn try_list(&mut self, path: &str, fid: u32, count: u32) -> Result<Vec<Entry>, String> {
         let r = self.walk_path(path, fid);
         if let Some((text, _)) = r.error() {
             return Err(text);
@@ -1251,7 +1251,7 @@ impl Conn {
 
     /// Open the file at `path` as `fid`, read it whole, clunk it; or the
     /// error text its walk or open answered.
-    pub fn try_cat(&mut self, path: &str, fid: u32) -> Result<Vec<u8>, String> {
+    pub(crate) fn try_cat(&mut self, path: &str, fid: u32) -> Result<Vec<u8>, String> {
         let r = self.walk_path(path, fid);
         if let Some((text, _)) = r.error() {
             return Err(text);
@@ -1272,7 +1272,7 @@ impl Conn {
     /// from the root, directories listed in turn, files read whole, depth
     /// first in listing order. A directory that cannot be listed fails the
     /// crawl (it was just listed by its parent).
-    pub fn crawl(&mut self, path: &str) -> Vec<Crawled> {
+    pub(crate) fn crawl(&mut self, path: &str) -> Vec<Crawled> {
         let mut out = Vec::new();
         self.crawl_into(path, &mut out);
         out
@@ -1302,13 +1302,13 @@ impl Conn {
 // Interop scripts (py9p, from the PyPI package p9fs).
 
 /// The interpreter the interop scripts run under (`PYTHON`, else python3).
-pub fn python() -> String {
+pub(crate) fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
 /// Is py9p importable? If not: fail on CI (`CI` set, where `.ci/run`
 /// installs it), else say on stderr how to get it, and the test passes.
-pub fn py9p_available() -> bool {
+pub(crate) fn py9p_available() -> bool {
     let probe = Command::new(python()).args(["-B", "-c", "import py9p.py9p, p9fs"]).output();
     let ok = probe.as_ref().is_ok_and(|o| o.status.success());
     if !ok {
@@ -1332,7 +1332,7 @@ impl Scratch {
     /// An empty directory to pass as `--proc`: /active then shows no
     /// process of the machine the suite runs on, so a crawl of `/` reads
     /// only what the test built.
-    pub fn empty_proc(&self) -> String {
+    pub(crate) fn empty_proc(&self) -> String {
         let path = self.root.join("proc-empty");
         fs::create_dir_all(&path).unwrap();
         arg(&path).to_owned()
@@ -1343,7 +1343,7 @@ impl Daemon {
     /// As `start_in`, with `env` added to the daemon's environment (the
     /// move tests give it a `ZMX_SESSION` of its own, which a move must not
     /// hand down to zmx).
-    pub fn start_in_env(scratch: &Arc<Scratch>, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+    pub(crate) fn start_in_env(scratch: &Arc<Scratch>, args: &[&str], env: &[(&str, &str)]) -> Daemon {
         Daemon::start_in_limited(scratch, args, env, None)
     }
 
@@ -1351,7 +1351,7 @@ impl Daemon {
     /// set to `nofile` before it runs, when given: the daemon raises its soft
     /// limit to the hard one, so `nofile` is exactly the fds it may hold, and
     /// a test can run it out of them.
-    pub fn start_in_limited(
+    pub(crate) fn start_in_limited(
         scratch: &Arc<Scratch>,
         args: &[&str],
         env: &[(&str, &str)],
@@ -1387,7 +1387,7 @@ impl Daemon {
 
 /// Is this Rerror the daemon saying it is out of descriptors: EMFILE's text
 /// or ENFILE's (and, in 9P2000.u, the errno beside it)?
-pub fn is_out_of_fds(text: &str, errno: u32, dialect: Dialect) -> bool {
+pub(crate) fn is_out_of_fds(text: &str, errno: u32, dialect: Dialect) -> bool {
     let errnos: &[u32] = match text {
         "Too many open files" => &[libc::EMFILE as u32],
         "Too many open files in system" => &[libc::ENFILE as u32],
@@ -1404,7 +1404,7 @@ impl Conn {
     /// no names, which touches no disk) as `first`, `first + 1`, ... until
     /// a Topen is refused: the fids left open, and the refusal (its fid
     /// clunked). Fails if `max` opens all succeed.
-    pub fn open_until_refused(&mut self, fid: u32, first: u32, max: u32) -> (Vec<u32>, Reply) {
+    pub(crate) fn open_until_refused(&mut self, fid: u32, first: u32, max: u32) -> (Vec<u32>, Reply) {
         let mut open = Vec::new();
         for newfid in first..first + max {
             let r = self.walk(fid, newfid, &[]);
@@ -1419,7 +1419,7 @@ impl Conn {
         panic!("{max} opens of fid {fid} all succeeded: the daemon never ran out of descriptors");
     }
 
-    pub fn clunk_all(&mut self, fids: &[u32]) {
+    pub(crate) fn clunk_all(&mut self, fids: &[u32]) {
         for &fid in fids {
             self.clunk_ok(fid);
         }
@@ -1433,7 +1433,7 @@ impl Daemon {
     /// the caller to keep. Each is versioned, so its answer says it was
     /// accepted (and no Tversion deadline closes it). A connection made
     /// when none is left waits in the listen backlog instead.
-    pub fn take_every_fd(&self, nofile: u64) -> Vec<Conn> {
+    pub(crate) fn take_every_fd(&self, nofile: u64) -> Vec<Conn> {
         let mut held = Vec::new();
         while (self.fd_count() as u64) < nofile {
             assert!(

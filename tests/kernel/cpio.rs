@@ -16,7 +16,7 @@ use std::path::Path;
 /// The kernel's character device type bits (`S_IFCHR`).
 const S_IFCHR: u32 = 0o020_000;
 
-pub struct Writer<W: Write> {
+pub(crate) struct Writer<W: Write> {
     out: W,
     /// Bytes written so far, for the padding.
     at: usize,
@@ -26,14 +26,14 @@ pub struct Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
-    pub fn new(out: W) -> Writer<W> {
+    pub(crate) fn new(out: W) -> Writer<W> {
         Writer { out, at: 0, ino: 1 }
     }
 
     /// Every entry under `root` (not `root` itself), named relative to
     /// it, in sorted order, directories before their contents; files,
     /// directories and symlinks keep their mode and mtime.
-    pub fn tree(&mut self, root: &Path) -> io::Result<()> {
+    pub(crate) fn tree(&mut self, root: &Path) -> io::Result<()> {
         self.tree_below(root, root)
     }
 
@@ -58,12 +58,12 @@ impl<W: Write> Writer<W> {
     }
 
     /// A character device node (needs no privilege: it is only a header).
-    pub fn char_device(&mut self, name: &str, perm: u32, major: u32, minor: u32) -> io::Result<()> {
+    pub(crate) fn char_device(&mut self, name: &str, perm: u32, major: u32, minor: u32) -> io::Result<()> {
         self.entry(name, S_IFCHR | perm, 0, (major, minor), b"")
     }
 
     /// The trailer, then the writer back.
-    pub fn finish(mut self) -> io::Result<W> {
+    pub(crate) fn finish(mut self) -> io::Result<W> {
         self.entry("TRAILER!!!", 0, 0, (0, 0), b"")?;
         self.out.flush()?;
         Ok(self.out)

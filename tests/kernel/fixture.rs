@@ -43,25 +43,25 @@ use crate::common::{MOUNTS, SECRET};
 use crate::guest::Stage;
 
 /// Where each home's world lives in the guest.
-pub const LIGHT: &str = "/fx/light";
-pub const HEAVY: &str = "/fx/heavy";
+pub(crate) const LIGHT: &str = "/fx/light";
+pub(crate) const HEAVY: &str = "/fx/heavy";
 /// The agent's pid in each world's fake `<proc>`.
-pub const AGENT_PID: u32 = 100;
+pub(crate) const AGENT_PID: u32 = 100;
 /// The session both agents are in (each in its own home).
-pub const SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
+pub(crate) const SID: &str = "5f1c7a52-3b4e-4d61-9a0b-2c8e7f6d1a90";
 /// The heavy directory's files: over 5,000 entries a 9P2000.u listing is
 /// several hundred KB, far past the ~128 KB the kernel's first readdir
 /// buffers hold.
-pub const HEAVY_FILES: usize = 5_000;
+pub(crate) const HEAVY_FILES: usize = 5_000;
 /// The heavy chat's messages: a long real session's size.
-pub const HEAVY_MESSAGES: u64 = 40_000;
+pub(crate) const HEAVY_MESSAGES: u64 = 40_000;
 /// Files the guest holds open at once: thousands, and under the daemon's
 /// `OPEN_FILES_MAX` (4,096 held fds), past which an open is refused by
 /// design rather than by defect.
-pub const HOLD_FILES: usize = 4_000;
+pub(crate) const HOLD_FILES: usize = 4_000;
 /// The dialects the guest mounts with, as `version=` spells them; 9P2000.L
 /// is the kernel's default, mounted with no `version=` at all.
-pub const VERSIONS: [&str; 3] = ["9p2000.L", "9p2000.u", "9p2000"];
+pub(crate) const VERSIONS: [&str; 3] = ["9p2000.L", "9p2000.u", "9p2000"];
 /// The dialects the 40,000-message `ls -l` runs on: it takes over a minute
 /// a dialect under TCG, and plain 9P2000 lists it through the same code as
 /// 9P2000.u (one stat a message), so it is left out there to keep the run
@@ -81,15 +81,15 @@ const LIGHT_GID: u32 = 1001;
 const MOVE: &str = "/fx/move";
 const MOVE_RUNTIME: &str = "/run/mover-rt";
 /// Where the fake zmx and the fake agent (the probe, run as `claude`) are.
-pub const MOVE_ZMX: &str = "/fx/move/zmx";
-pub const MOVE_AGENT: &str = "/fx/move/bin/claude";
+pub(crate) const MOVE_ZMX: &str = "/fx/move/zmx";
+pub(crate) const MOVE_AGENT: &str = "/fx/move/bin/claude";
 /// The first mtime the light home's entries get; each entry another.
 const MTIME_BASE: u64 = 1_700_000_000;
 /// The large file: more than one msize, not a multiple of a page.
 const LARGE_BYTES: usize = (1 << 20) + 4_097;
 
 /// The three worlds, and `/fx/env`.
-pub fn build(stage: &Stage) {
+pub(crate) fn build(stage: &Stage) {
     let light = light(stage);
     let heavy = heavy(stage);
     let mover = mover(stage);
@@ -214,7 +214,7 @@ fn light_chat() -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
 
 /// A fake `<proc>` under `world` with a claude at `AGENT_PID` in `cwd`,
 /// and its registry record naming `SID`; `transcript` must exist.
-pub fn agent(stage: &Stage, world: &str, cwd: &str, transcript: &str) {
+pub(crate) fn agent(stage: &Stage, world: &str, cwd: &str, transcript: &str) {
     assert!(stage.host(transcript).is_file(), "{transcript} is the agent's transcript");
     let proc = FakeProc::at(stage.host(&format!("{world}/proc")));
     proc.add(AGENT_PID, &["claude"], Path::new(cwd), b"ZMX_SESSION=kernel\0", &[]);

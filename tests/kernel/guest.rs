@@ -41,14 +41,14 @@ const KVM_INIT_DEADLINE: Duration = Duration::from_secs(20);
 /// How long the kernel test's run may take before the guest is called
 /// stuck: its checks take about 6 minutes under TCG on a 2-core machine,
 /// and twice that when the machine is busy.
-pub const RUN_DEADLINE: Duration = Duration::from_secs(1200);
+pub(crate) const RUN_DEADLINE: Duration = Duration::from_secs(1200);
 /// The line `/init` prints first.
 const INIT_LINE: &str = "9agents-guest: init at";
 /// The line `/init` prints last, before powering off.
-pub const DONE_LINE: &str = "9agents-guest: done";
+pub(crate) const DONE_LINE: &str = "9agents-guest: done";
 
 /// What the guest does after setting up (`/fx/mode`).
-pub enum Mode {
+pub(crate) enum Mode {
     Checks,
     Shell,
     Cmd(String),
@@ -57,7 +57,7 @@ pub enum Mode {
 impl Mode {
     /// Tell the guest: `/fx/mode` holds `checks`, `shell` or `cmd`, and
     /// `/fx/cmd` the command.
-    pub fn stage(&self, stage: &Stage) {
+    pub(crate) fn stage(&self, stage: &Stage) {
         let (word, cmd) = match self {
             Mode::Checks => ("checks", ""),
             Mode::Shell => ("shell", ""),
@@ -69,24 +69,24 @@ impl Mode {
 }
 
 /// The initramfs's root on the host.
-pub struct Stage {
+pub(crate) struct Stage {
     pub root: PathBuf,
 }
 
 impl Stage {
     /// The host path of the guest path `guest`.
-    pub fn host(&self, guest: &str) -> PathBuf {
+    pub(crate) fn host(&self, guest: &str) -> PathBuf {
         self.root.join(guest.trim_start_matches('/'))
     }
 
-    pub fn write(&self, guest: &str, data: &[u8]) -> PathBuf {
+    pub(crate) fn write(&self, guest: &str, data: &[u8]) -> PathBuf {
         let path = self.host(guest);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, data).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
         path
     }
 
-    pub fn mkdir(&self, guest: &str) -> PathBuf {
+    pub(crate) fn mkdir(&self, guest: &str) -> PathBuf {
         let path = self.host(guest);
         fs::create_dir_all(&path).unwrap_or_else(|e| panic!("mkdir {}: {e}", path.display()));
         path
@@ -97,7 +97,13 @@ impl Stage {
 /// into `out`: `init` as `/init`, the kit's busybox and modules, and each
 /// `(host path, guest path)` of `bins` with the shared libraries `ldd`
 /// names for it (none for a static one).
-pub fn initramfs(stage: &Stage, kit: &Kit, init: &[u8], bins: &[(&Path, &str)], out: &Path) -> Result<(), String> {
+pub(crate) fn initramfs(
+    stage: &Stage,
+    kit: &Kit,
+    init: &[u8],
+    bins: &[(&Path, &str)],
+    out: &Path,
+) -> Result<(), String> {
     stage.write("/init", init);
     set_mode(&stage.host("/init"), 0o755);
     install(stage, &kit.busybox, "/bin/busybox")?;
@@ -163,7 +169,7 @@ fn shared_libraries(bin: &Path) -> Result<Vec<String>, String> {
 }
 
 /// `gcc -static` the probe into `out`.
-pub fn compile_probe(out: &Path) -> Result<(), String> {
+pub(crate) fn compile_probe(out: &Path) -> Result<(), String> {
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernel/probe.c");
     run(Command::new("gcc").args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o"]).arg(out).arg(src))
         .map_err(|e| format!("gcc -static of tests/kernel/probe.c failed (is libc6-dev installed?): {e}"))?;
@@ -175,7 +181,7 @@ pub fn compile_probe(out: &Path) -> Result<(), String> {
 /// the lock of its own). Under TCG an unoptimized daemon is what an
 /// `ls -l` of a large chat waits for: 2,000 chat entries take 18 s with
 /// the test profile's binary and 6 s with this one.
-pub fn release_binary(cache: &Path) -> Result<PathBuf, String> {
+pub(crate) fn release_binary(cache: &Path) -> Result<PathBuf, String> {
     let target = cache.join("cargo");
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     let status = Command::new(cargo)
@@ -192,14 +198,14 @@ pub fn release_binary(cache: &Path) -> Result<PathBuf, String> {
 }
 
 /// `qemu-system-x86_64`, if it runs.
-pub fn qemu_present() -> Result<(), String> {
+pub(crate) fn qemu_present() -> Result<(), String> {
     run(Command::new("qemu-system-x86_64").arg("--version"))
         .map(|_| ())
         .map_err(|e| format!("qemu-system-x86_64 is missing (apt-get install qemu-system-x86): {e}"))
 }
 
 /// One finished run: every console line, and when `/init` started.
-pub struct Run {
+pub(crate) struct Run {
     pub lines: Vec<String>,
     pub accel: &'static str,
     /// From qemu's start to `/init`'s first line.
@@ -212,7 +218,7 @@ pub struct Run {
 /// the test's own terminal and nothing is collected.
 /// The guest is killed if it has not powered off `deadline` after qemu
 /// started.
-pub fn boot(
+pub(crate) fn boot(
     kit: &Kit,
     initrd: &Path,
     cache: &Path,
@@ -350,7 +356,7 @@ impl Drop for Guard {
 
 /// Keep the last run's initramfs and console beside the kit, with the
 /// command that boots it again by hand.
-pub fn keep_last(cache: &Path, kit: &Kit, initrd: &Path, console: &[String]) -> PathBuf {
+pub(crate) fn keep_last(cache: &Path, kit: &Kit, initrd: &Path, console: &[String]) -> PathBuf {
     let dir = cache.join("last");
     let _ = fs::create_dir_all(&dir);
     let kept = dir.join("initramfs.cpio");

@@ -27,7 +27,7 @@ const IMAGE_META: &str = "linux-image-amd64";
 const BUSYBOX: &str = "busybox-static";
 
 /// The cached pieces.
-pub struct Kit {
+pub(crate) struct Kit {
     pub vmlinuz: PathBuf,
     pub busybox: PathBuf,
     /// Module files, in the order they must be loaded.
@@ -37,7 +37,7 @@ pub struct Kit {
 }
 
 /// The kit under `cache`, fetched first if it is not there.
-pub fn get(cache: &Path) -> Result<Kit, String> {
+pub(crate) fn get(cache: &Path) -> Result<Kit, String> {
     let dir = cache.join("kit");
     if !dir.join("READY").exists() {
         fetch(cache, &dir)?;
@@ -139,7 +139,7 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 }
 
 /// Run `cmd` to success; its stdout, trimmed.
-pub fn run(cmd: &mut Command) -> Result<String, String> {
+pub(crate) fn run(cmd: &mut Command) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if !out.status.success() {
         return Err(format!("{cmd:?}: {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));

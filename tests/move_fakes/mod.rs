@@ -42,50 +42,52 @@ use crate::common::*;
 /// A refusal or failure of a move: the text a client reads (its errno's
 /// string, which several share) and the reason the daemon logs, which tells
 /// them apart.
-pub struct Refusal {
+pub(crate) struct Refusal {
     pub text: &'static str,
     pub logged: &'static str,
 }
 
 const EPERM: &str = "Operation not permitted";
-pub const ILLEGAL_NAME: Refusal =
+pub(crate) const ILLEGAL_NAME: Refusal =
     Refusal { text: "Invalid argument", logged: "a zmx session name is 1 to 64 bytes of A-Z a-z 0-9 . _ -" };
-pub const NO_SESSION: Refusal = Refusal { text: EPERM, logged: "no session resolved for this agent" };
-pub const NO_CWD: Refusal = Refusal { text: EPERM, logged: "the agent's cwd is unknown" };
-pub const NO_RESUME_FORM: Refusal = Refusal { text: EPERM, logged: "this harness has no resume form" };
-pub const NOTHING_TO_RESUME: Refusal =
+pub(crate) const NO_SESSION: Refusal = Refusal { text: EPERM, logged: "no session resolved for this agent" };
+pub(crate) const NO_CWD: Refusal = Refusal { text: EPERM, logged: "the agent's cwd is unknown" };
+pub(crate) const NO_RESUME_FORM: Refusal = Refusal { text: EPERM, logged: "this harness has no resume form" };
+pub(crate) const NOTHING_TO_RESUME: Refusal =
     Refusal { text: EPERM, logged: "nothing to resume: the agent has no session id" };
-pub const NAME_TAKEN: Refusal = Refusal { text: "File exists", logged: "a live zmx session holds that name" };
-pub const MOVE_BUSY: Refusal =
+pub(crate) const NAME_TAKEN: Refusal = Refusal { text: "File exists", logged: "a live zmx session holds that name" };
+pub(crate) const MOVE_BUSY: Refusal =
     Refusal { text: "Device or resource busy", logged: "a move of this agent is already in progress" };
-pub const NOT_GONE: Refusal = Refusal { text: "i/o error", logged: "the agent did not exit after SIGTERM and SIGKILL" };
-pub const NO_SPAWN: Refusal = Refusal { text: "i/o error", logged: "zmx could not be started" };
-pub const NO_POST: Refusal = Refusal { text: "i/o error", logged: "zmx did not post the session before the deadline" };
+pub(crate) const NOT_GONE: Refusal =
+    Refusal { text: "i/o error", logged: "the agent did not exit after SIGTERM and SIGKILL" };
+pub(crate) const NO_SPAWN: Refusal = Refusal { text: "i/o error", logged: "zmx could not be started" };
+pub(crate) const NO_POST: Refusal =
+    Refusal { text: "i/o error", logged: "zmx did not post the session before the deadline" };
 
 /// The move was answered `refusal`'s text, and the daemon logged its reason.
-pub fn assert_move_error(d: &Daemon, r: &Reply, refusal: &Refusal) {
+pub(crate) fn assert_move_error(d: &Daemon, r: &Reply, refusal: &Refusal) {
     r.assert_error(refusal.text);
     d.wait_stderr(refusal.logged, REPLY_DEADLINE);
 }
 
 /// The session id every fake claude's registry record names.
-pub const SESSION_ID: &str = "s-1";
+pub(crate) const SESSION_ID: &str = "s-1";
 /// The `ZMX_SESSION` every fake agent starts with.
-pub const OLD_ZMX: &str = "old";
+pub(crate) const OLD_ZMX: &str = "old";
 /// The `ZMX_SESSION` the daemon itself runs with: a move must not pass it
 /// (nor any other) down to zmx.
-pub const DAEMON_ZMX: &str = "daemon-own";
+pub(crate) const DAEMON_ZMX: &str = "daemon-own";
 /// How long a fake agent sleeps if nothing stops it; far past any test.
 const AGENT_SLEEP_SECS: &str = "600";
 /// How long a move may take, at most, in a test whose clocks are the
 /// defaults or shorter (the defaults give up at 12 s, plus the post's 10 s).
-pub const MOVE_DEADLINE: Duration = Duration::from_secs(30);
+pub(crate) const MOVE_DEADLINE: Duration = Duration::from_secs(30);
 /// How long a process is given to show an effect (exit, reap, post).
-pub const EFFECT_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const EFFECT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What the fake zmx does after recording itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Zmx {
+pub(crate) enum Zmx {
     /// Posts the session's socket (from a detached child) and exits.
     Post,
     /// Starts a resumed fake claude in the session, posts, and exits.
@@ -101,7 +103,7 @@ pub enum Zmx {
 /// A scratch world furnished for moves: the daemon's HOME and
 /// XDG_RUNTIME_DIR (with `9p/zmx/`), a work directory for the agents, the
 /// fake binaries, and the fake zmx's record.
-pub struct World {
+pub(crate) struct World {
     pub scratch: Arc<Scratch>,
     /// The agents' cwd (canonical: it is what /proc/<pid>/cwd reads).
     pub work: PathBuf,
@@ -120,7 +122,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(mode: Zmx) -> World {
+    pub(crate) fn new(mode: Zmx) -> World {
         let scratch = Scratch::new();
         let root = fs::canonicalize(&scratch.root).unwrap();
         let work = root.join("work");
@@ -157,34 +159,34 @@ impl World {
 
     /// The daemon over the real /proc with moves allowed, the fake zmx,
     /// and `extra` (clocks), running with a `ZMX_SESSION` of its own.
-    pub fn daemon(&self, extra: &[&str]) -> Daemon {
+    pub(crate) fn daemon(&self, extra: &[&str]) -> Daemon {
         let mut args = vec!["--proc", "/proc", "--allow-move", "--zmx", arg(&self.zmx)];
         args.extend_from_slice(extra);
         Daemon::start_in_env(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)])
     }
 
     /// As `daemon`, with `RLIMIT_NOFILE` lowered to `nofile` (soft and hard).
-    pub fn daemon_limited(&self, extra: &[&str], nofile: u64) -> Daemon {
+    pub(crate) fn daemon_limited(&self, extra: &[&str], nofile: u64) -> Daemon {
         let mut args = vec!["--proc", "/proc", "--allow-move", "--zmx", arg(&self.zmx)];
         args.extend_from_slice(extra);
         Daemon::start_in_limited(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)], Some(nofile))
     }
 
     /// The same daemon without `--allow-move`.
-    pub fn daemon_read_only(&self) -> Daemon {
+    pub(crate) fn daemon_read_only(&self) -> Daemon {
         let args = ["--proc", "/proc", "--zmx", arg(&self.zmx)];
         Daemon::start_in_env(&self.scratch, &args, &[("ZMX_SESSION", DAEMON_ZMX)])
     }
 
     /// A fake claude whose session resolves through its registry record.
-    pub fn claude(&self) -> Agent {
+    pub(crate) fn claude(&self) -> Agent {
         let agent = self.agent("claude", false);
         self.register(&agent);
         agent
     }
 
     /// A fake claude that ignores SIGTERM, with its registry record.
-    pub fn stubborn_claude(&self) -> Agent {
+    pub(crate) fn stubborn_claude(&self) -> Agent {
         let agent = self.agent("claude", true);
         self.register(&agent);
         agent
@@ -192,13 +194,13 @@ impl World {
 
     /// A fake agent of `harness` (a copy of sleep under that name) in the
     /// work directory with `ZMX_SESSION=old`; ignoring SIGTERM if asked.
-    pub fn agent(&self, harness: &str, ignore_term: bool) -> Agent {
+    pub(crate) fn agent(&self, harness: &str, ignore_term: bool) -> Agent {
         self.agent_with(harness, ignore_term, None)
     }
 
     /// As `agent`, with `fd3` open in the agent as its fd 3 (a dsh holds
     /// its session file open; that is how its session is found).
-    pub fn agent_with(&self, harness: &str, ignore_term: bool, fd3: Option<OwnedFd>) -> Agent {
+    pub(crate) fn agent_with(&self, harness: &str, ignore_term: bool, fd3: Option<OwnedFd>) -> Agent {
         let mut cmd = Command::new(self.bin.join(harness));
         cmd.arg(AGENT_SLEEP_SECS)
             .current_dir(&self.work)
@@ -241,7 +243,7 @@ impl World {
     /// session: `~/.claude/sessions/<pid>.json` naming `s-1`, the work dir
     /// and the process's starttime, and a transcript whose first record
     /// carries the same cwd.
-    pub fn register(&self, agent: &Agent) {
+    pub(crate) fn register(&self, agent: &Agent) {
         let cwd = arg(&self.work);
         let record = format!(
             r#"{{"pid":{},"sessionId":"{SESSION_ID}","cwd":"{cwd}","procStart":"{}","status":"idle"}}"#,
@@ -254,7 +256,7 @@ impl World {
 
     /// The claude transcript of `s-1`, under the project dir of the work
     /// directory (its non-alphanumerics as `-`).
-    pub fn transcript(&self) -> PathBuf {
+    pub(crate) fn transcript(&self) -> PathBuf {
         let cwd = arg(&self.work);
         let project: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
         let first = format!(
@@ -265,14 +267,14 @@ impl World {
     }
 
     /// The fake zmx's record of itself, once it has run.
-    pub fn zmx_record(&self) -> Option<ZmxRecord> {
+    pub(crate) fn zmx_record(&self) -> Option<ZmxRecord> {
         let text = fs::read_to_string(&self.zmx_log).ok()?;
         Some(ZmxRecord::parse(&text))
     }
 
     /// The signals zmx started with blocked and ignored (`SigBlk`,
     /// `SigIgn` of its /proc status, bit n-1 for signal n), once it ran.
-    pub fn zmx_signals(&self) -> (u64, u64) {
+    pub(crate) fn zmx_signals(&self) -> (u64, u64) {
         let path = self.zmx_log.with_extension("signals");
         let text =
             poll(EFFECT_DEADLINE, || fs::read_to_string(&path).ok()).expect("the fake zmx never recorded its signals");
@@ -284,7 +286,7 @@ impl World {
     }
 
     /// Wait for the fake zmx to have run; its record.
-    pub fn wait_zmx_record(&self) -> ZmxRecord {
+    pub(crate) fn wait_zmx_record(&self) -> ZmxRecord {
         poll(EFFECT_DEADLINE, || self.zmx_record()).unwrap_or_else(|| {
             let err = fs::read_to_string(self.zmx_log.with_extension("err")).unwrap_or_default();
             panic!("the fake zmx never ran (or never finished recording itself); its errors: {err}")
@@ -292,12 +294,12 @@ impl World {
     }
 
     /// The session socket `name` would be posted at.
-    pub fn session_socket(&self, name: &str) -> PathBuf {
+    pub(crate) fn session_socket(&self, name: &str) -> PathBuf {
         self.zmx_dir.join(name)
     }
 
     /// Wait for a session socket to be posted at `name`.
-    pub fn wait_posted(&self, name: &str) {
+    pub(crate) fn wait_posted(&self, name: &str) {
         let path = self.session_socket(name);
         poll(EFFECT_DEADLINE, || is_socket(&path).then_some(()))
             .unwrap_or_else(|| panic!("{} was never posted", path.display()));
@@ -305,23 +307,23 @@ impl World {
 
     /// The pids the fake zmx detached (poster, resumed agent), in the order
     /// it started them.
-    pub fn detached_pids(&self) -> Vec<u32> {
+    pub(crate) fn detached_pids(&self) -> Vec<u32> {
         fs::read_to_string(&self.detached).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
     }
 
     /// The pid of a `Foreground` zmx, once it has written it.
-    pub fn zmx_pid(&self) -> u32 {
+    pub(crate) fn zmx_pid(&self) -> u32 {
         poll(EFFECT_DEADLINE, || fs::read_to_string(&self.zmx_pid).ok()?.trim().parse().ok())
             .expect("the fake zmx never wrote its pid")
     }
 
     /// Let a `Foreground` zmx exit.
-    pub fn release_zmx(&self) {
+    pub(crate) fn release_zmx(&self) {
         fs::write(&self.zmx_release, b"go\n").unwrap();
     }
 
     /// The pid of the resumed agent a `Resume` fake zmx started.
-    pub fn resumed_pid(&self) -> u32 {
+    pub(crate) fn resumed_pid(&self) -> u32 {
         poll(EFFECT_DEADLINE, || fs::read_to_string(self.detached.with_extension("resumed")).ok()?.trim().parse().ok())
             .expect("the fake zmx never started the resumed agent")
     }
@@ -346,7 +348,7 @@ impl Drop for World {
 
 /// A fake agent: the test's child, killed and reaped on drop unless the
 /// test reaped it first.
-pub struct Agent {
+pub(crate) struct Agent {
     child: Child,
     pub pid: u32,
     status: Option<ExitStatus>,
@@ -354,12 +356,12 @@ pub struct Agent {
 
 impl Agent {
     /// Field 22 of /proc/<pid>/stat: when the process started, in ticks.
-    pub fn starttime(&self) -> u64 {
+    pub(crate) fn starttime(&self) -> u64 {
         stat_fields(self.pid).expect("the agent's stat")[19].parse().unwrap()
     }
 
     /// Has it exited (reaping it if so)?
-    pub fn try_status(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             self.status = self.child.try_wait().expect("try_wait");
         }
@@ -367,13 +369,13 @@ impl Agent {
     }
 
     /// Wait (polling) for the agent to exit, and reap it.
-    pub fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self, deadline: Duration) -> ExitStatus {
         poll(deadline, || self.try_status())
             .unwrap_or_else(|| panic!("the agent (pid {}) is still running after {deadline:?}", self.pid))
     }
 
     /// The signal that ended the agent, after waiting for it.
-    pub fn wait_killed_by(&mut self) -> i32 {
+    pub(crate) fn wait_killed_by(&mut self) -> i32 {
         let status = self.wait_exit(EFFECT_DEADLINE);
         status.signal().unwrap_or_else(|| panic!("the agent exited by itself ({status}), not by a signal"))
     }
@@ -382,7 +384,7 @@ impl Agent {
     /// zombie, no signal pending. (A signal the daemon sent before it
     /// answered is pending or has already acted by now: kill(2) queues it
     /// before it returns.)
-    pub fn assert_untouched(&mut self) {
+    pub(crate) fn assert_untouched(&mut self) {
         assert_eq!(self.try_status(), None, "the agent (pid {}) was ended", self.pid);
         let status = fs::read_to_string(format!("/proc/{}/status", self.pid)).expect("the agent's status");
         let field = |name: &str| {
@@ -411,14 +413,14 @@ impl Drop for Agent {
 
 /// The fields of /proc/<pid>/stat after the command (field 3, the state,
 /// is index 0).
-pub fn stat_fields(pid: u32) -> Option<Vec<String>> {
+pub(crate) fn stat_fields(pid: u32) -> Option<Vec<String>> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 2..];
     Some(rest.split_whitespace().map(str::to_owned).collect())
 }
 
 /// The daemon's children now: (pid, state).
-pub fn children_of(parent: u32) -> Vec<(u32, char)> {
+pub(crate) fn children_of(parent: u32) -> Vec<(u32, char)> {
     let mut out = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
@@ -432,7 +434,7 @@ pub fn children_of(parent: u32) -> Vec<(u32, char)> {
 
 /// Poll until the daemon has no zombie child (the zmx it ran is reaped);
 /// fail with the zombies at the deadline.
-pub fn assert_no_zombie(daemon: &Daemon) {
+pub(crate) fn assert_no_zombie(daemon: &Daemon) {
     let zombies = |d: &Daemon| children_of(d.pid).into_iter().filter(|(_, s)| *s == 'Z').collect::<Vec<_>>();
     if poll(EFFECT_DEADLINE, || zombies(daemon).is_empty().then_some(())).is_none() {
         panic!("the daemon left zombie children: {:?}", zombies(daemon));
@@ -441,7 +443,7 @@ pub fn assert_no_zombie(daemon: &Daemon) {
 
 /// Is the daemon holding a pidfd on `pid`? (It pins the agent with one
 /// while it waits for the agent to exit: the move is under way.)
-pub fn holds_pidfd_on(daemon: &Daemon, pid: u32) -> bool {
+pub(crate) fn holds_pidfd_on(daemon: &Daemon, pid: u32) -> bool {
     let Ok(fds) = fs::read_dir(format!("/proc/{}/fd", daemon.pid)) else { return false };
     for fd in fds.flatten() {
         let link = fs::read_link(fd.path()).unwrap_or_default();
@@ -458,25 +460,25 @@ pub fn holds_pidfd_on(daemon: &Daemon, pid: u32) -> bool {
 }
 
 /// Wait until the daemon has the agent pinned: the move is waiting for it.
-pub fn wait_move_waiting(daemon: &Daemon, agent: &Agent) {
+pub(crate) fn wait_move_waiting(daemon: &Daemon, agent: &Agent) {
     poll(EFFECT_DEADLINE, || holds_pidfd_on(daemon, agent.pid).then_some(()))
         .unwrap_or_else(|| panic!("the daemon never pinned the agent (pid {}) with a pidfd", agent.pid));
 }
 
 /// The tree path of an agent's directory.
-pub fn agent_dir(harness: &str, agent: &Agent) -> String {
+pub(crate) fn agent_dir(harness: &str, agent: &Agent) -> String {
     format!("/active/{harness}/{}", agent.pid)
 }
 
 /// Walk a fresh fid to `<agent>/zmx` and open it for writing.
-pub fn open_zmx(c: &mut Conn, harness: &str, agent: &Agent, fid: u32) {
+pub(crate) fn open_zmx(c: &mut Conn, harness: &str, agent: &Agent, fid: u32) {
     let path = format!("{}/zmx", agent_dir(harness, agent));
     c.walk_ok(ROOT, fid, &tree_names(&path));
     c.open_ok(fid, OWRITE);
 }
 
 /// Write `data` through `fid` on a fresh tag (the reply is the caller's).
-pub fn send_write(c: &mut Conn, fid: u32, data: &[u8]) -> u16 {
+pub(crate) fn send_write(c: &mut Conn, fid: u32, data: &[u8]) -> u16 {
     let tag = c.tag();
     c.send(tag, &Tmsg::Write { fid, offset: 0, data });
     tag
@@ -484,7 +486,7 @@ pub fn send_write(c: &mut Conn, fid: u32, data: &[u8]) -> u16 {
 
 /// Open `<agent>/zmx` for writing, write `data`, and wait (up to
 /// `MOVE_DEADLINE`) for the answer.
-pub fn move_agent(c: &mut Conn, harness: &str, agent: &Agent, data: &[u8]) -> Reply {
+pub(crate) fn move_agent(c: &mut Conn, harness: &str, agent: &Agent, data: &[u8]) -> Reply {
     open_zmx(c, harness, agent, 1);
     let tag = send_write(c, 1, data);
     c.set_read_timeout(MOVE_DEADLINE);
@@ -496,19 +498,19 @@ pub fn move_agent(c: &mut Conn, harness: &str, agent: &Agent, data: &[u8]) -> Re
 }
 
 /// Assert an Rwrite of `count`.
-pub fn assert_written(r: &Reply, count: usize) {
+pub(crate) fn assert_written(r: &Reply, count: usize) {
     assert_eq!(r.msg(), Rmsg::Write { count: count as u32 }, "{r:?}");
 }
 
 /// The names `/active/<harness>` lists now (a listing rescans /proc).
-pub fn listed(c: &mut Conn, harness: &str) -> Vec<String> {
+pub(crate) fn listed(c: &mut Conn, harness: &str) -> Vec<String> {
     names(&c.list(&format!("/active/{harness}"), 90, 8192))
 }
 
 /// What the fake zmx recorded: its argv (after argv[0]), cwd and
 /// environment.
 #[derive(Debug)]
-pub struct ZmxRecord {
+pub(crate) struct ZmxRecord {
     pub argv: Vec<String>,
     pub cwd: String,
     pub env: Vec<(String, String)>,
@@ -531,7 +533,7 @@ impl ZmxRecord {
         ZmxRecord { argv: list(parts[0]), cwd: parts[1].to_owned(), env }
     }
 
-    pub fn env(&self, key: &str) -> Option<&str> {
+    pub(crate) fn env(&self, key: &str) -> Option<&str> {
         self.env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }

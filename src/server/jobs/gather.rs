@@ -66,7 +66,7 @@ pub(crate) struct Gather {
     /// A compressed transcript's tail wanted, whose decoded copy is not
     /// there (or not as the file is now): the next fetch waits for the
     /// refresh of its chat, which makes it (`waiting` while it runs).
-    to_inflate: Option<Want>,
+    to_inflate: Option<Box<(Want, SessionKey)>>,
     waiting: Option<Want>,
     /// What a look found a moment ago will do (`Gather::recent`).
     recent: bool,
@@ -120,10 +120,7 @@ impl Gather {
             log::warn!("a derivation wanted more than {GATHER_ROUNDS_MAX} rounds of reads; giving up");
             return Fetch::OutOfRounds;
         }
-        if let Some(want) = self.to_inflate.take() {
-            let Want::Tail { root: Root::Harness(h), rel, .. } = &want else { unreachable!("only a tail") };
-            let key =
-                SessionKey { harness: *h, id: Box::default(), transcript: rel.clone().into(), sub: None, agent: None };
+        if let Some((want, key)) = self.to_inflate.take().map(|b| *b) {
             self.waiting = Some(want);
             return Fetch::Wait(Step::WaitChat { of: ChatOf::Session(std::rc::Rc::new(key)), need: Need::Now });
         }
@@ -152,24 +149,9 @@ impl Gather {
                 self.facts.insert(want, fact);
                 continue;
             }
-            let Some(backing) = want_backing(cx.tree, &want) else {
+            let (Some(backing), Some(kind)) = (want_backing(cx.tree, &want), probe_kind(cx, &want)) else {
                 self.facts.insert(want, Err(libc::EACCES));
                 continue;
-            };
-            let kind = match want {
-                // What its copy holds is known only once it is looked at.
-                Want::Tail { root: Root::Harness(_), ref rel, .. } if zst::is_compressed(rel) => Kind::Look,
-                // Its first compressed bytes, as many as a slurp reads.
-                Want::Bytes { root: Root::Harness(_), ref rel, .. } if zst::is_compressed(rel) => {
-                    Kind::Slurp(SLURP_BYTES_MAX)
-                }
-                Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
-                Want::Tail { max, .. } => Kind::SlurpTail(max.min(SLURP_BYTES_MAX)),
-                Want::Meta { .. } => Kind::Look,
-                // A listing kept: a look says whether it still holds.
-                Want::List { root, ref rel } if cx.listings.kept(root, rel) => Kind::Look,
-                Want::List { .. } => Kind::Read,
-                Want::Link { .. } => unreachable!("answered above"),
             };
             probes.push(Probe::new(Target::Beneath(backing), kind, cx.cfg.allow_hard_links));
             self.wants.push(want);
@@ -211,7 +193,7 @@ impl Gather {
                         libc::EIO
                     })
                 }
-                (Want::Tail { rel, max, .. }, Ok(m)) if zst::is_compressed(rel) => {
+                (Want::Tail { root: Root::Harness(h), rel, max }, Ok(m)) if zst::is_compressed(rel) => {
                     match cx.chats.inflated(m.dev, m.ino, m.btime, m.size, m.mtime_ns()) {
                         Some(copy) => {
                             let all = copy.map.as_deref().unwrap_or_default();
@@ -219,7 +201,10 @@ impl Gather {
                             Ok(Fact::Bytes(all[from..].to_vec()))
                         }
                         None => {
-                            self.to_inflate.get_or_insert_with(|| want.clone());
+                            // Its chat's refresh decodes it (`fetch`).
+                            let (harness, transcript) = (*h, rel.clone().into());
+                            let key = SessionKey { harness, id: Box::default(), transcript, sub: None, agent: None };
+                            self.to_inflate.get_or_insert_with(|| Box::new((want.clone(), key)));
                             p.release(&mut cx.ops);
                             continue;
                         }
@@ -279,6 +264,24 @@ impl Gather {
     pub(crate) fn release(self, cx: &mut Cx) {
         self.batch.release(&mut cx.ops);
     }
+}
+
+/// How a want is probed; `None` for a readlink, which no probe reads
+/// (`fetch` runs them inline).
+fn probe_kind(cx: &Cx, want: &Want) -> Option<Kind> {
+    Some(match *want {
+        // What its copy holds is known only once it is looked at.
+        Want::Tail { root: Root::Harness(_), ref rel, .. } if zst::is_compressed(rel) => Kind::Look,
+        // Its first compressed bytes, as many as a slurp reads.
+        Want::Bytes { root: Root::Harness(_), ref rel, .. } if zst::is_compressed(rel) => Kind::Slurp(SLURP_BYTES_MAX),
+        Want::Bytes { max, .. } => Kind::Slurp(max.min(SLURP_BYTES_MAX)),
+        Want::Tail { max, .. } => Kind::SlurpTail(max.min(SLURP_BYTES_MAX)),
+        Want::Meta { .. } => Kind::Look,
+        // A listing kept: a look says whether it still holds.
+        Want::List { root, ref rel } if cx.listings.kept(root, rel) => Kind::Look,
+        Want::List { .. } => Kind::Read,
+        Want::Link { .. } => return None,
+    })
 }
 
 /// What a look a moment ago says of `want`, if one did and it says all a

@@ -67,11 +67,12 @@ impl Listing {
             (Stage::Scan, Event::Scanned(Err(e))) => fail(e),
             (Stage::Scan, Event::Scanned(Ok(()))) => self.children(cx),
             (Stage::Scan, _) => Step::WaitScan,
-            (Stage::Children { batch, .. }, ev) => {
+            (Stage::Children { batch, pending }, ev) => {
                 if let Err(step) = drive(batch, &mut cx.ops, ev) {
                     return step;
                 }
-                self.listed(cx)
+                let entries = listed(cx, batch, pending);
+                self.answer(cx, entries)
             }
         }
     }
@@ -102,26 +103,6 @@ impl Listing {
         self.step(Event::Resume, cx)
     }
 
-    /// Every look is back: keep what is there, in skeleton order (sorted).
-    fn listed(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Children { batch, pending } = &self.stage else { unreachable!() };
-        let mut probes = batch.probes.iter();
-        let mut entries = Vec::new();
-        for loc in pending {
-            let attr = match cx.tree.presence(loc, cx.agents) {
-                Presence::Always => Attr::Skeleton,
-                Presence::Absent => continue,
-                Presence::Probe(_) => match probes.next().map(|p| p.found()) {
-                    Some(Ok(m)) if cx.tree.is_harness_dir(loc) && m.is_dir() => Attr::Skeleton,
-                    Some(Ok(m)) if !cx.tree.is_harness_dir(loc) && !m.is_symlink() => Attr::Disk(m),
-                    _ => continue,
-                },
-            };
-            entries.push(cx.tree.entry(loc, &attr, cx.agents));
-        }
-        self.answer(cx, entries)
-    }
-
     fn answer(&self, cx: &mut Cx, entries: Vec<crate::tree::Entry>) -> Step {
         let qid = cx.tree.static_qid(self.dir);
         Step::Answer(Ok(Reply::Open { fid: self.fid, qid, opened: Opened::Dir(Rc::new(entries)) }))
@@ -130,6 +111,26 @@ impl Listing {
     pub(crate) fn release(self, cx: &mut Cx) {
         self.stage.release(cx);
     }
+}
+
+/// Every look of `batch` is back: of the children `pending`, those there,
+/// in skeleton order (sorted).
+fn listed(cx: &mut Cx, batch: &Batch, pending: &[Loc]) -> Vec<crate::tree::Entry> {
+    let mut probes = batch.probes.iter();
+    let mut entries = Vec::new();
+    for loc in pending {
+        let attr = match cx.tree.presence(loc, cx.agents) {
+            Presence::Always => Attr::Skeleton,
+            Presence::Absent => continue,
+            Presence::Probe(_) => match probes.next().map(|p| p.found()) {
+                Some(Ok(m)) if cx.tree.is_harness_dir(loc) && m.is_dir() => Attr::Skeleton,
+                Some(Ok(m)) if !cx.tree.is_harness_dir(loc) && !m.is_symlink() => Attr::Disk(m),
+                _ => continue,
+            },
+        };
+        entries.push(cx.tree.entry(loc, &attr, cx.agents));
+    }
+    entries
 }
 
 impl Stage {

@@ -89,24 +89,40 @@ impl Open {
             let batch = Batch::one(Probe::new(Target::Beneath(b), kind, cx.cfg.allow_hard_links));
             self.stage = if self.looked { Stage::Open(batch) } else { Stage::Look(batch) };
         }
-        match &mut self.stage {
-            Stage::Look(batch) => match drive_look(batch, &mut cx.ops, ev) {
-                Err(step) => step,
-                Ok(()) => self.looked(cx),
+        // The stage is the job's own while it steps: each arm gives it
+        // back, or hands what it carried on.
+        match std::mem::replace(&mut self.stage, Stage::Look(Batch::default())) {
+            Stage::Look(mut batch) => match drive_look(&mut batch, &mut cx.ops, ev) {
+                Err(step) => {
+                    self.stage = Stage::Look(batch);
+                    step
+                }
+                Ok(()) => {
+                    let found = batch.probes[0].found();
+                    batch.release(&mut cx.ops);
+                    self.looked(cx, found)
+                }
             },
-            Stage::Open(batch) => match drive_look(batch, &mut cx.ops, ev) {
-                Err(step) => step,
-                Ok(()) => self.opened(cx),
+            Stage::Open(mut batch) => match drive_look(&mut batch, &mut cx.ops, ev) {
+                Err(step) => {
+                    self.stage = Stage::Open(batch);
+                    step
+                }
+                Ok(()) => {
+                    let (found, fd) = (batch.probes[0].found(), batch.probes[0].fd.take());
+                    batch.release(&mut cx.ops);
+                    self.opened(cx, found, fd)
+                }
             },
-            Stage::List(l) => match l.step(ev, cx) {
-                Err(step) => step,
+            Stage::List(mut l) => match l.step(ev, cx) {
+                Err(step) => {
+                    self.stage = Stage::List(l);
+                    step
+                }
                 Ok((entries, metas)) => {
-                    let (qid, entries) = (l.qid, Rc::new(entries));
                     // The directory goes with its listing: a stat of a name
                     // in it is a statx of one name beneath this fd (`Listed`).
-                    let Stage::List(l) = std::mem::replace(&mut self.stage, Stage::Look(Batch::default())) else {
-                        unreachable!("matched above")
-                    };
+                    let (qid, entries) = (l.qid, Rc::new(entries));
                     l.batch.release(&mut cx.ops);
                     let dir = Some(l.dirents.into_fd());
                     Step::Answer(Ok(Reply::Listed { fid: self.fid, qid, entries, metas, dir }))
@@ -115,10 +131,9 @@ impl Open {
         }
     }
 
-    /// The look is back: open what can be read.
-    fn looked(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Look(batch) = &self.stage else { unreachable!() };
-        match batch.probes[0].found() {
+    /// The look is back, `found`: open what can be read.
+    fn looked(&mut self, cx: &mut Cx, found: Result<Meta, i32>) -> Step {
+        match found {
             Err(e) if means_absent(e) => fail(Error::NotFound),
             Err(e) => fail(Error::from_errno(e)),
             Ok(m) if m.is_dir() || m.is_regular() => {
@@ -131,11 +146,9 @@ impl Open {
         }
     }
 
-    /// The open is back: a file keeps its fd, a directory is listed.
-    fn opened(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Open(batch) = &mut self.stage else { unreachable!() };
-        let found = batch.probes[0].found();
-        let fd = batch.probes[0].fd.take();
+    /// The open is back, `found` and opened as `fd`: a file keeps its fd,
+    /// a directory is listed.
+    fn opened(&mut self, cx: &mut Cx, found: Result<Meta, i32>, fd: Option<OwnedFd>) -> Step {
         match (found, fd) {
             (Ok(m), Some(fd)) if m.is_regular() => {
                 if cx.held.files >= OPEN_FILES_MAX {

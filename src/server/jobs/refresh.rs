@@ -634,7 +634,8 @@ impl Refresh {
             Some(_) => {}
         }
         self.read_ahead(cx);
-        let Some(Window { map: Some(map), .. }) = self.windows.front() else { unreachable!() };
+        // (Read-ahead adds windows behind this one, never before it.)
+        let Some(Window { map: Some(map), .. }) = self.windows.front() else { return self.next_window(cx) };
         let from = (covered - map.offset()) as usize;
         let to = (from + self.slice).min(map.len());
         let at_end = to == map.len();

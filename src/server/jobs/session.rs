@@ -157,7 +157,7 @@ pub(crate) struct Session {
     looks: Option<Box<Looks>>,
     /// The usage being summed, for `usage` itself or for the directory
     /// listing it (with the rest of that listing's entries).
-    sum: Option<Box<(UsageSum, Option<Vec<Entry>>)>>,
+    sum: Option<Box<Sum>>,
     /// A listing's sessions found so far, and the directory its next
     /// slice starts at (`sessions::candidates_from`).
     /// In the listing's order as they come: a sort of 10,000 in the last
@@ -166,11 +166,21 @@ pub(crate) struct Session {
     next_dir: usize,
 }
 
+/// A session's usage being summed, and, when it is for the session's
+/// directory, the rest of that listing's entries.
+struct Sum {
+    key: Rc<SessionKey>,
+    usage: UsageSum,
+    entries: Option<Vec<Entry>>,
+}
+
 /// Sessions a listing looks at, a slice at a time. What the derivation
 /// found becomes keys (and the harness's hints) a slice at a time too:
 /// ten thousand of them at once were a turn of ~10 ms.
 struct Looks {
     h: Harness,
+    /// The listed directory's skeleton node.
+    dir: u16,
     /// In the listing's order.
     found: Vec<sessions::Found>,
     /// The listing's number in the session table's hints.
@@ -224,7 +234,7 @@ impl Session {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
         if let Some(sum) = &mut self.sum {
-            match sum.0.landed(cx, ev) {
+            match sum.usage.landed(cx, ev) {
                 None => return JobStep::Wait,
                 Some(Err(e)) => return fail(e),
                 Some(Ok(())) => return self.summed(cx),
@@ -275,11 +285,11 @@ impl Session {
     fn derive(&mut self, cx: &mut Cx, needs: &mut Vec<Want>) -> Option<JobStep> {
         let facts = &self.g.facts;
         let (key, part) = match &self.what {
-            What::List(h, _) => {
-                let h = *h;
+            What::List(h, dir) => {
+                let (h, dir) = (*h, *dir);
                 // A harness with no root has no sessions (nothing to read).
                 if cx.tree.harness_base(h).is_none() {
-                    return Some(self.answer_list(cx, Vec::new()));
+                    return Some(answer_list(cx, self.open, dir, Vec::new()));
                 }
                 // A slice of its directories a turn (`DIRS_PER_SLICE`).
                 let parents = cx.tree.session_table().parents();
@@ -297,7 +307,7 @@ impl Session {
                     return Some(JobStep::Yield);
                 }
                 let found = std::mem::take(&mut self.collected).into_iter().collect();
-                return Some(self.look(cx, h, found));
+                return Some(self.look(cx, h, dir, found));
             }
             What::Node(key, part) => (key.clone(), *part),
         };
@@ -333,7 +343,8 @@ impl Session {
                 match chats {
                     // Its `usage` is listed with its length: summed first.
                     Some(chats) => {
-                        self.sum = Some(Box::new((UsageSum::new(chats), Some(entries))));
+                        let (key, usage) = (key.clone(), UsageSum::new(chats));
+                        self.sum = Some(Box::new(Sum { key, usage, entries: Some(entries) }));
                         self.summed(cx)
                     }
                     None => self.dir_reply(cx, &Loc::Session { key, part }, entries),
@@ -344,7 +355,8 @@ impl Session {
                     Ok(chats) => chats,
                     Err(e) => return Some(fail(e)),
                 };
-                self.sum = Some(Box::new((UsageSum::new(chats), None)));
+                let (key, usage) = (key.clone(), UsageSum::new(chats));
+                self.sum = Some(Box::new(Sum { key, usage, entries: None }));
                 self.summed(cx)
             }
             SPart::Agents => {
@@ -370,18 +382,27 @@ impl Session {
     }
 
     /// The candidates are known: look at each transcript, through the ring.
-    fn look(&mut self, cx: &mut Cx, h: Harness, found: Vec<sessions::Found>) -> JobStep {
+    fn look(&mut self, cx: &mut Cx, h: Harness, dir: u16, found: Vec<sessions::Found>) -> JobStep {
         if cx.tree.harness_base(h).is_none() {
-            return self.answer_list(cx, Vec::new());
+            return answer_list(cx, self.open, dir, Vec::new());
         }
         if found.is_empty() {
             cx.tree.session_table().set_hints(h, std::iter::empty());
-            return self.answer_list(cx, Vec::new());
+            return answer_list(cx, self.open, dir, Vec::new());
         }
         let hints = cx.tree.session_table().begin_hints(h);
         let (keys, entries) = (Vec::with_capacity(found.len()), Vec::with_capacity(found.len()));
-        self.looks =
-            Some(Box::new(Looks { h, found, hints, keys, next: 0, batch_start: 0, batch: Batch::default(), entries }));
+        self.looks = Some(Box::new(Looks {
+            h,
+            dir,
+            found,
+            hints,
+            keys,
+            next: 0,
+            batch_start: 0,
+            batch: Batch::default(),
+            entries,
+        }));
         // The first slice starts next turn: the derivation had this one.
         JobStep::Yield
     }
@@ -390,21 +411,9 @@ impl Session {
     fn listed(&mut self, cx: &mut Cx) -> JobStep {
         let Some(l) = self.looks.take() else { return fail(Error::NotFound) };
         cx.tree.session_table().end_hints(l.h, l.hints);
-        let mut entries = l.entries;
-        l.batch.release(&mut cx.ops);
-        self.answer_list(cx, std::mem::take(&mut entries))
-    }
-
-    fn answer_list(&self, cx: &Cx, mut entries: Vec<Entry>) -> JobStep {
-        let What::List(_, dir) = self.what else { unreachable!("only a listing lists") };
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-        entries.dedup_by(|a, b| a.name == b.name);
-        let qid = cx.tree.static_qid(dir);
-        JobStep::Answer(Ok(Reply::Open {
-            fid: self.open.unwrap_or_default(),
-            qid,
-            opened: Opened::Dir(Rc::new(entries)),
-        }))
+        let Looks { dir, entries, batch, .. } = *l;
+        batch.release(&mut cx.ops);
+        answer_list(cx, self.open, dir, entries)
     }
 
     fn text_reply(&self, cx: &Cx, key: &Rc<SessionKey>, part: SPart, text: Vec<u8>) -> Reply {
@@ -431,13 +440,11 @@ impl Session {
     /// The usage summed so far: ask for the next chat, or answer.
     fn summed(&mut self, cx: &Cx) -> JobStep {
         let Some(sum) = &mut self.sum else { return fail(Error::NotFound) };
-        if let Some(step) = sum.0.ask() {
+        if let Some(step) = sum.usage.ask() {
             return step;
         }
-        let text = sum.0.text();
-        let What::Node(key, _) = &self.what else { unreachable!("a listing of sessions sums no usage") };
-        let key = key.clone();
-        match sum.1.take() {
+        let (text, key) = (sum.usage.text(), sum.key.clone());
+        match sum.entries.take() {
             Some(mut entries) => {
                 entries.push(cx.tree.entry(
                     &Loc::Session { key: key.clone(), part: SPart::Usage },
@@ -479,6 +486,14 @@ impl Session {
         }
         entries
     }
+}
+
+/// A listing of the sessions of skeleton directory `dir` is `entries`.
+fn answer_list(cx: &Cx, open: Option<u32>, dir: u16, mut entries: Vec<Entry>) -> JobStep {
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    entries.dedup_by(|a, b| a.name == b.name);
+    let qid = cx.tree.static_qid(dir);
+    JobStep::Answer(Ok(Reply::Open { fid: open.unwrap_or_default(), qid, opened: Opened::Dir(Rc::new(entries)) }))
 }
 
 impl Looks {

@@ -89,8 +89,8 @@ impl Wait {
     fn evaluate(&mut self, cx: &mut Cx) -> Step {
         let agent = match self.what {
             What::Open { agent, .. } => agent,
-            What::Read { reader, .. } => match cx.waits.reader(reader) {
-                Some(Reader::Agent { cursor, .. }) if cursor.gone => return self.answer(Vec::new(), None),
+            What::Read { tag, reader, .. } => match cx.waits.reader(reader) {
+                Some(Reader::Agent { cursor, .. }) if cursor.gone => return answer(tag, reader, Vec::new(), None),
                 Some(Reader::Agent { agent, .. }) => *agent,
                 _ => return fail(Error::FidNotOpen),
             },
@@ -144,20 +144,20 @@ impl Wait {
         let (alive, status) = e.seen.map_or((false, None), |s| (s.alive, s.status));
         let index = chat.and_then(|r| cx.chats.get(r)).map(|e| &e.index);
         let now = AgentCursor { status, messages: index.map_or(0, |i| i.len()), gone: !alive };
-        let (reader, count) = match self.what {
+        let (tag, reader, count) = match self.what {
             What::Open { fid, agent } => {
                 let r = cx.waits.add_reader(Reader::Agent { agent, cursor: now });
                 let found = cx.agents.get(agent.0, agent.1).map(|a| a.found);
                 let qid = Qid { ty: QTFILE, version: 0, path: agent_qid_path(found.as_ref(), Part::Wait) };
                 return Step::Answer(Ok(Reply::Open { fid, qid, opened: Opened::Wait(r) }));
             }
-            What::Read { reader, count, .. } => (reader, count),
+            What::Read { tag, reader, count } => (tag, reader, count),
         };
         let Some(Reader::Agent { cursor, .. }) = cx.waits.reader(reader) else { return fail(Error::FidNotOpen) };
         let (lines, next, unsaid) =
             changes(cursor, &now, count as usize, |id, out| index.is_some_and(|i| i.name(id, out)));
         if !lines.is_empty() {
-            return self.answer(lines, Some(next));
+            return answer(tag, reader, lines, Some(next));
         }
         if unsaid {
             // A change no whole line of fits the count: said at once, and
@@ -171,16 +171,17 @@ impl Wait {
         Step::WaitWatch(Some(e.agent))
     }
 
-    fn answer(&self, lines: Vec<u8>, next: Option<AgentCursor>) -> Step {
-        let What::Read { tag, reader, .. } = self.what else { unreachable!("only a read answers lines") };
-        let mut bytes = Vec::with_capacity(lines.len() + super::read::RREAD_HEADER_BYTES);
-        proto::rread_begin(&mut bytes, tag);
-        bytes.extend_from_slice(&lines);
-        proto::rread_finish(&mut bytes, 0);
-        Step::Answer(Ok(Reply::Wait { reader, bytes, cursor: next.map(Cursor::Agent) }))
-    }
-
     pub(crate) fn release(self, _cx: &mut Cx) {}
+}
+
+/// The read `tag` of `reader` answered `lines`, its cursor to be `next`
+/// once they are delivered.
+fn answer(tag: u16, reader: ReaderRef, lines: Vec<u8>, next: Option<AgentCursor>) -> Step {
+    let mut bytes = Vec::with_capacity(lines.len() + super::read::RREAD_HEADER_BYTES);
+    proto::rread_begin(&mut bytes, tag);
+    bytes.extend_from_slice(&lines);
+    proto::rread_finish(&mut bytes, 0);
+    Step::Answer(Ok(Reply::Wait { reader, bytes, cursor: next.map(Cursor::Agent) }))
 }
 
 /// The lines that say how `now` differs from `was`, oldest first (the

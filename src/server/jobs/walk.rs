@@ -105,27 +105,26 @@ impl Walk {
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         match ev {
             Event::Scanned(r) => self.scan_error = r.err(),
-            // A derivation's compressed transcript decoded (`gather`).
-            Event::Refreshed(r) if matches!(self.stage, Stage::Derive { .. }) => {
-                let Stage::Derive { g, .. } = &mut self.stage else { unreachable!("matched") };
-                if let Err(step) = g.on_event(cx, Event::Refreshed(r)) {
-                    return step;
-                }
-                return self.derive(cx);
-            }
-            Event::Refreshed(r) => self.chat = Some(r),
-            ev => match &mut self.stage {
-                Stage::Look { batch, .. } => {
-                    if let Err(step) = drive_look(batch, &mut cx.ops, ev) {
+            // (A derivation's is its compressed transcript decoded: `gather`.)
+            Event::Refreshed(r) if !matches!(self.stage, Stage::Derive { .. }) => self.chat = Some(r),
+            // The stage is the walk's own while it steps: each arm gives it
+            // back, or hands on what it carried.
+            ev => match std::mem::replace(&mut self.stage, Stage::Stepping) {
+                Stage::Look { next, mut batch } => {
+                    if let Err(step) = drive_look(&mut batch, &mut cx.ops, ev) {
+                        self.stage = Stage::Look { next, batch };
                         return step;
                     }
-                    return self.looked(cx);
+                    let found = batch.probes[0].found();
+                    batch.release(&mut cx.ops);
+                    return self.looked(cx, next, found);
                 }
-                Stage::Derive { g, .. } => {
+                Stage::Derive { pending, mut g } => {
                     if let Err(step) = g.on_event(cx, ev) {
+                        self.stage = Stage::Derive { pending, g };
                         return step;
                     }
-                    return self.derive(cx);
+                    return self.derive(cx, pending, g);
                 }
                 Stage::Stepping => {}
             },
@@ -165,22 +164,18 @@ impl Walk {
                 Presence::Absent => break,
                 Presence::Probe(b) => {
                     let mut batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
-                    let started = drive_look(&mut batch, &mut cx.ops, Event::Start);
-                    self.stage = Stage::Look { next, batch };
-                    return match started {
-                        Err(step) => step,
-                        Ok(()) => self.looked(cx),
-                    };
+                    if let Err(step) = drive_look(&mut batch, &mut cx.ops, Event::Start) {
+                        self.stage = Stage::Look { next, batch };
+                        return step;
+                    }
+                    let found = batch.probes[0].found();
+                    batch.release(&mut cx.ops);
+                    return self.looked(cx, next, found);
                 }
                 Presence::Always => {
                     self.look = None;
                     self.qids.push(cx.tree.skeleton_qid(&next, cx.agents));
-                    self.cur_is_dir = match next {
-                        Loc::Static(i) => cx.tree.static_is_dir(i),
-                        Loc::Agent { part, .. } => part.is_dir(),
-                        Loc::Session { part, .. } => part.is_dir(),
-                        Loc::Mirror(_) => unreachable!("a mirror is probed"),
-                    };
+                    self.cur_is_dir = unlooked_is_dir(cx, &next);
                     self.cur = next;
                 }
             }
@@ -267,13 +262,9 @@ impl Walk {
         Next::Took
     }
 
-    /// The look is back: step onto the place, or end the walk.
-    fn looked(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Look { next, batch } = std::mem::replace(&mut self.stage, Stage::Stepping) else {
-            unreachable!("only a look looks")
-        };
-        let found = batch.probes[0].found();
-        batch.release(&mut cx.ops);
+    /// The look at `next` is back, `found`: step onto the place, or end
+    /// the walk.
+    fn looked(&mut self, cx: &mut Cx, next: Loc, found: Result<Meta, i32>) -> Step {
         let harness = cx.tree.is_harness_dir(&next);
         match found {
             Ok(m) if harness && !m.is_dir() => self.end(),
@@ -296,36 +287,34 @@ impl Walk {
     }
 
     fn start_derive(&mut self, cx: &mut Cx, pending: Pending) -> Step {
-        self.stage = Stage::Derive { pending, g: Gather::default() };
-        self.derive(cx)
+        self.derive(cx, pending, Gather::default())
     }
 
-    /// Derive whether the pending place is there; step onto it if so.
-    fn derive(&mut self, cx: &mut Cx) -> Step {
+    /// Derive whether the `pending` place is there, over what `g` has
+    /// gathered; step onto it if so.
+    fn derive(&mut self, cx: &mut Cx, pending: Pending, mut g: Gather) -> Step {
         loop {
-            let Stage::Derive { pending, g } = &mut self.stage else { unreachable!("only a derivation derives") };
             if let Some(e) = g.starved() {
+                g.release(cx);
                 return Step::Answer(Err(e));
             }
             let mut needs = Vec::new();
-            let got = match derive_pending(cx, pending, g, &mut needs) {
+            let got = match derive_pending(cx, &pending, &g, &mut needs) {
                 Some(got) => got,
                 None => match g.fetch(cx, needs) {
                     Fetch::Again => continue,
-                    Fetch::Wait(step) => return step,
+                    Fetch::Wait(step) => {
+                        self.stage = Stage::Derive { pending, g };
+                        return step;
+                    }
                     Fetch::OutOfRounds => None,
                 },
             };
-            let Stage::Derive { g, .. } = std::mem::replace(&mut self.stage, Stage::Stepping) else { unreachable!() };
             g.release(cx);
             let Some((loc, qid)) = got else { return self.end() };
             self.qids.push(qid);
             self.look = None;
-            self.cur_is_dir = match &loc {
-                Loc::Agent { part, .. } => part.is_dir(),
-                Loc::Session { part, .. } => part.is_dir(),
-                _ => false,
-            };
+            self.cur_is_dir = unlooked_is_dir(cx, &loc);
             self.cur = loc;
             return self.advance(cx);
         }
@@ -352,11 +341,12 @@ fn derive_pending(
     g: &Gather,
     needs: &mut Vec<crate::facts::Want>,
 ) -> Option<Option<(Loc, Qid)>> {
+    use super::session::{walk_to, Step as S};
     let (slot, gen, field) = match pending {
         Pending::Field(s, g, f) => (*s, *g, *f),
-        Pending::Session(..) | Pending::SessionField(..) | Pending::SessionSub(..) => {
-            return super::session::walk_to(cx, pending_session(pending), &g.facts, needs);
-        }
+        Pending::Session(h, name) => return walk_to(cx, S::Session(*h, name), &g.facts, needs),
+        Pending::SessionField(key, f) => return walk_to(cx, S::Field(key, *f), &g.facts, needs),
+        Pending::SessionSub(key, name) => return walk_to(cx, S::Sub(key, name), &g.facts, needs),
     };
     let Some(agent) = cx.agents.get(slot, gen) else { return Some(None) };
     let (found, session) = (agent.found, agent.session.clone());
@@ -365,14 +355,16 @@ fn derive_pending(
     Some(text.map(|t| (Loc::Agent { slot, gen, part }, cx.tree.text_qid(Some(&found), part, &t))))
 }
 
-/// The session step a pending one is.
-fn pending_session(p: &Pending) -> super::session::Step<'_> {
-    use super::session::Step as S;
-    match p {
-        Pending::Session(h, name) => S::Session(*h, name),
-        Pending::SessionField(key, f) => S::Field(key, *f),
-        Pending::SessionSub(key, name) => S::Sub(key, name),
-        _ => unreachable!("only session steps"),
+/// Whether a place stepped onto without a look (a skeleton node, an
+/// agent's or a session's part, a derived file) is a directory. A
+/// mirrored place is always looked at (`Presence::Probe`), and its look
+/// says; reached otherwise it is taken for a file.
+fn unlooked_is_dir(cx: &Cx, loc: &Loc) -> bool {
+    match loc {
+        Loc::Static(i) => cx.tree.static_is_dir(*i),
+        Loc::Agent { part, .. } => part.is_dir(),
+        Loc::Session { part, .. } => part.is_dir(),
+        Loc::Mirror(_) => false,
     }
 }
 

@@ -178,6 +178,8 @@ fn main() -> ExitCode {
     }
 }
 
+/// The daemon's options from its arguments and what systemd passed.
+/// (Longer than most: one line per flag, in `USAGE`'s order.)
 fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Options, String> {
     let mut p = pico_args::Arguments::from_vec(args);
     if p.contains(["-h", "--help"]) {

@@ -410,11 +410,38 @@ pub(crate) fn fields(
         }
         _ => Some(&[][..]),
     };
-    let (stat, btime, cwd, environ, registry, head_bytes, tail_bytes, index) =
-        (stat?, btime?, cwd?, environ?, registry?, head_bytes?, tail_bytes?, index?);
-    if !proc::is_same_process(agent.starttime, stat) {
+    let read = Read {
+        stat: stat?,
+        btime: btime?,
+        cwd: cwd?,
+        environ: environ?,
+        registry: registry?,
+        head_bytes: head_bytes?,
+        tail_bytes: tail_bytes?,
+        index: index?,
+    };
+    if !proc::is_same_process(agent.starttime, read.stat) {
         return Some(None);
     }
+    Some(Some(fields_of(agent, session, &read)))
+}
+
+/// The files an agent's fields come from, as read.
+struct Read<'f> {
+    stat: &'f [u8],
+    btime: &'f [u8],
+    cwd: Option<&'f [u8]>,
+    environ: &'f [u8],
+    registry: &'f [u8],
+    head_bytes: &'f [u8],
+    tail_bytes: &'f [u8],
+    index: &'f [u8],
+}
+
+/// An agent's fields from what was read of its files.
+fn fields_of(agent: &Found, session: Option<&Session>, read: &Read) -> BTreeMap<Field, Vec<u8>> {
+    let Read { stat, btime, cwd, environ, registry, head_bytes, tail_bytes, index } = *read;
+    let (h, transcript) = (agent.harness, session.and_then(|s| s.transcript.as_deref()));
     let mut out = BTreeMap::new();
     let line = |v: &[u8]| {
         let mut t = v.to_vec();
@@ -470,7 +497,7 @@ pub(crate) fn fields(
     if let Some(k) = reg.as_ref().and_then(|r| r.kind.as_ref()) {
         out.insert(Field::Kind, line(k));
     }
-    Some(Some(out))
+    out
 }
 
 /// The harness's own word for what the agent is doing (docs/ACTIVE.md):

@@ -422,6 +422,9 @@ fn finish<T>(ops: &mut Slab<Op<T>>, key: u64, result: i32) -> Option<Completion<
 }
 
 /// Fill `op` with what the kernel will touch and build its entry.
+///
+/// (Longer than most: one arm per operation, each small, side by side so
+/// what each keeps alive for the kernel can be compared at a glance.)
 fn prepare<T>(op: &mut Op<T>, sub: Sub) -> squeue::Entry {
     match sub {
         Sub::Accept { fd } => {

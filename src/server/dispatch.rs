@@ -292,6 +292,12 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
         return Err(if zmx { Error::MovesOff } else { Error::ReadOnly });
     }
     let loc = loc.ok_or(Error::NotFound)?;
+    open_read(w, conn, tag, fid, node, loc)
+}
+
+/// An open for reading of `fid` (node `node`, at `loc`): a skeleton file
+/// is answered at once; anything else is a job's.
+fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::NodeId, loc: Loc) -> Decided {
     Ok(Some(match loc {
         Loc::Static(i) if !w.tree.static_is_dir(i) && !w.tree.is_machine_wait(i) => {
             // `/health` changes as chats are read: an open reads it as it

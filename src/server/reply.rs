@@ -39,47 +39,13 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
         }
         Reply::Walk { newfid, fid, qids, bind, look } => {
             if let Some((loc, is_dir)) = bind {
-                let node = world.tree.bind(&loc);
-                // A clone (no names) keeps the look of the file it names.
-                if let Some(m) = look {
-                    if is_dir && qids.len() == 1 && !world.cfg.listing_window.is_zero() {
-                        conn.keep_dir_look(&loc, *m, Instant::now(), world.cfg.listing_window);
-                    }
-                    conn.look = Some(Box::new(Look { node, meta: *m, at: Instant::now(), statted: false }));
-                }
-                if newfid != fid {
-                    world.fids_total += 1;
-                }
-                if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
-                    debug_assert_eq!(fid, newfid);
-                    world.tree.release(old.node);
-                    if let Some(open) = old.open {
-                        world.release_opened(open.what);
-                    }
-                }
+                bind_walked(world, conn, (fid, newfid), loc, is_dir, look.map(|m| (*m, qids.len())));
             }
             let qids = WalkQids::new(&qids).expect("at most MAXWELEM names");
             conn.reply(tag, &Rmsg::Walk { qids }, trace);
         }
-        Reply::Listed { fid, qid, entries, metas, dir: fd } => {
-            let node = conn.fids.get(&fid).map(|f| f.node);
-            deliver(world, conn, tag, Ok(Reply::Open { fid, qid, opened: Opened::Dir(entries.clone()) }));
-            let opened = conn.fids.get(&fid).and_then(|f| f.opened());
-            let (mut fd, mut listed) = (fd, None);
-            if let (Some(dir), Some(Opened::Dir(kept))) = (node, opened) {
-                if Rc::ptr_eq(kept, &entries) && !world.cfg.listing_window.is_zero() {
-                    let dir_fd = fd.take().filter(|_| world.held.files < OPEN_FILES_MAX).map(Rc::new);
-                    world.held.files += usize::from(dir_fd.is_some());
-                    let at = Instant::now();
-                    listed = Some(Box::new(Listed { dir, at, entries, metas, dir_fd, open_fid: fid }));
-                }
-            }
-            if let Some(fd) = fd {
-                world.ring.submit(Token::Discard, Sub::Close { fd });
-            }
-            if listed.is_some() {
-                keep_listing(world, conn, listed);
-            }
+        Reply::Listed { fid, qid, entries, metas, dir } => {
+            deliver_listed(world, conn, tag, (fid, qid), (entries, metas), dir);
         }
         Reply::Stat(entry, meta) => stat_reply(&world.tree, conn, tag, &entry, meta.as_deref(), trace),
         Reply::Open { opened: Opened::Dir(entries), .. }
@@ -107,7 +73,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
         Reply::Write { count } => conn.reply(tag, &Rmsg::Write { count }, trace),
         Reply::Wait { reader, bytes, cursor } => {
             if trace {
-                eprintln!("-{}-> Rread tag {tag} count {} (wait)", conn.id, bytes.len() - 11);
+                eprintln!("-{}-> Rread tag {tag} count {} (wait)", conn.id, bytes.len() - RREAD_HEADER_BYTES);
             }
             conn.outq.extend_from_slice(&bytes);
             world.waits.read_answered(reader, bytes.len() - RREAD_HEADER_BYTES);
@@ -117,10 +83,72 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
         }
         Reply::Read(bytes) => {
             if trace {
-                eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - 11);
+                eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - RREAD_HEADER_BYTES);
             }
             conn.push_chunk(bytes);
         }
+    }
+}
+
+/// A walk of `fids` (fid, newfid) that walked every name binds newfid to
+/// `loc`, keeping the look at the last name (`look`: what it saw, and how
+/// many names were walked) for the requests that follow.
+fn bind_walked(
+    world: &mut World,
+    conn: &mut Conn,
+    (fid, newfid): (u32, u32),
+    loc: crate::tree::Loc,
+    is_dir: bool,
+    look: Option<(crate::meta::Meta, usize)>,
+) {
+    let node = world.tree.bind(&loc);
+    // A clone (no names) keeps the look of the file it names.
+    if let Some((m, names)) = look {
+        if is_dir && names == 1 && !world.cfg.listing_window.is_zero() {
+            conn.keep_dir_look(&loc, m, Instant::now(), world.cfg.listing_window);
+        }
+        conn.look = Some(Box::new(Look { node, meta: m, at: Instant::now(), statted: false }));
+    }
+    if newfid != fid {
+        world.fids_total += 1;
+    }
+    if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
+        debug_assert_eq!(fid, newfid);
+        world.tree.release(old.node);
+        if let Some(open) = old.open {
+            world.release_opened(open.what);
+        }
+    }
+}
+
+/// A disk directory's open: answered as any open, then its listing (and,
+/// within the window, the directory's fd) kept on the connection for the
+/// walks and stats that follow (`Listed`).
+fn deliver_listed(
+    world: &mut World,
+    conn: &mut Conn,
+    tag: u16,
+    (fid, qid): (u32, crate::proto::Qid),
+    (entries, metas): (Rc<Vec<Entry>>, Vec<crate::meta::Meta>),
+    mut fd: Option<std::os::fd::OwnedFd>,
+) {
+    let node = conn.fids.get(&fid).map(|f| f.node);
+    deliver(world, conn, tag, Ok(Reply::Open { fid, qid, opened: Opened::Dir(entries.clone()) }));
+    let opened = conn.fids.get(&fid).and_then(|f| f.opened());
+    let mut listed = None;
+    if let (Some(dir), Some(Opened::Dir(kept))) = (node, opened) {
+        if Rc::ptr_eq(kept, &entries) && !world.cfg.listing_window.is_zero() {
+            let dir_fd = fd.take().filter(|_| world.held.files < OPEN_FILES_MAX).map(Rc::new);
+            world.held.files += usize::from(dir_fd.is_some());
+            let at = Instant::now();
+            listed = Some(Box::new(Listed { dir, at, entries, metas, dir_fd, open_fid: fid }));
+        }
+    }
+    if let Some(fd) = fd {
+        world.ring.submit(Token::Discard, Sub::Close { fd });
+    }
+    if listed.is_some() {
+        keep_listing(world, conn, listed);
     }
 }
 

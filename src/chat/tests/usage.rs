@@ -30,6 +30,8 @@ fn n(v: &Value, k: &str) -> u64 {
 }
 
 /// Totals and per-model counts, as the raw records say them.
+/// (Longer than most: the test's own reading of every harness's rules,
+/// written apart from the indexer's and kept in one place to compare.)
 fn expected(format: Format, vals: &[(Value, bool)]) -> (Counts, HashMap<String, Counts>) {
     let mut models: HashMap<String, Counts> = HashMap::new();
     let mut add = |m: &str, c: Counts| {

@@ -24,10 +24,12 @@
 //! want EACCES without touching the disk.
 
 use std::ffi::CString;
+use std::os::fd::OwnedFd;
 
 use crate::errors::Error;
 use crate::exclude;
 use crate::facts::{Fact, Facts, Root, Want, SLURP_BYTES_MAX, TOO_MANY_ENTRIES};
+use crate::meta::Meta;
 use crate::sessions::SessionKey;
 use crate::tree::{Backing, Tree};
 use crate::zst;
@@ -222,28 +224,14 @@ impl Gather {
                 }
                 (Want::Meta { .. }, Ok(m)) => Ok(Fact::Meta(m)),
                 (Want::List { .. }, Ok(m)) if !m.is_dir() => Err(libc::ENOTDIR),
-                (Want::List { root, rel }, Ok(m)) => match &p.fd {
-                    Some(fd) => {
-                        let taken = crate::meta::wall_ns();
-                        match super::super::dirents::read(fd, LIST_ENTRIES_MAX) {
-                            Ok(names) => {
-                                let names = std::rc::Rc::new(names);
-                                cx.listings.keep(*root, rel, &m, names.clone(), taken);
-                                Ok(Fact::Names(names))
-                            }
-                            Err(Error::DirTooLarge) => Err(TOO_MANY_ENTRIES),
-                            Err(e) => Err(e.errno() as i32),
-                        }
+                (Want::List { root, rel }, Ok(m)) => match listed(cx, *root, rel, &m, p.fd.as_ref()) {
+                    Some(fact) => fact,
+                    // A listing kept that no longer holds: no fact, and the
+                    // derivation asks again (and reads it).
+                    None => {
+                        p.release(&mut cx.ops);
+                        continue;
                     }
-                    // A look, at a listing kept: as it was, or read again
-                    // (no fact: the derivation asks once more).
-                    None => match cx.listings.check(*root, rel, &m) {
-                        Some(names) => Ok(Fact::Names(names)),
-                        None => {
-                            p.release(&mut cx.ops);
-                            continue;
-                        }
-                    },
                 },
                 (Want::Link { .. }, Ok(_)) => Err(libc::EINVAL),
             };
@@ -264,6 +252,23 @@ impl Gather {
     pub(crate) fn release(self, cx: &mut Cx) {
         self.batch.release(&mut cx.ops);
     }
+}
+
+/// A directory `m` a probe found: read through its open `fd`, or, looked
+/// at only, its kept listing if the directory is as it was (`None`: it is
+/// not, and must be read).
+fn listed(cx: &mut Cx, root: Root, rel: &[u8], m: &Meta, fd: Option<&OwnedFd>) -> Option<Result<Fact, i32>> {
+    let Some(fd) = fd else { return cx.listings.check(root, rel, m).map(|names| Ok(Fact::Names(names))) };
+    let taken = crate::meta::wall_ns();
+    Some(match super::super::dirents::read(fd, LIST_ENTRIES_MAX) {
+        Ok(names) => {
+            let names = std::rc::Rc::new(names);
+            cx.listings.keep(root, rel, m, names.clone(), taken);
+            Ok(Fact::Names(names))
+        }
+        Err(Error::DirTooLarge) => Err(TOO_MANY_ENTRIES),
+        Err(e) => Err(e.errno() as i32),
+    })
 }
 
 /// How a want is probed; `None` for a readlink, which no probe reads

@@ -283,102 +283,119 @@ impl Session {
     }
 
     fn derive(&mut self, cx: &mut Cx, needs: &mut Vec<Want>) -> Option<JobStep> {
-        let facts = &self.g.facts;
-        let (key, part) = match &self.what {
+        match &self.what {
             What::List(h, dir) => {
                 let (h, dir) = (*h, *dir);
-                // A harness with no root has no sessions (nothing to read).
-                if cx.tree.harness_base(h).is_none() {
-                    return Some(answer_list(cx, self.open, dir, Vec::new()));
-                }
-                // A slice of its directories a turn (`DIRS_PER_SLICE`).
-                let parents = cx.tree.session_table().parents();
-                let sessions::Slice { found, next } =
-                    match sessions::candidates_from(h, self.next_dir, facts, &parents, needs)? {
-                        Ok(got) => got,
-                        Err(e) => return Some(fail(e)),
-                    };
-                self.collected.extend(found);
-                if self.collected.len() > cx.cfg.max_dir_entries {
-                    return Some(fail(Error::DirTooLarge));
-                }
-                if let Some(n) = next {
-                    self.next_dir = n;
-                    return Some(JobStep::Yield);
-                }
-                let found = std::mem::take(&mut self.collected).into_iter().collect();
-                return Some(self.look(cx, h, dir, found));
+                self.derive_list(cx, h, dir, needs)
             }
-            What::Node(key, part) => (key.clone(), *part),
-        };
+            What::Node(key, part) => {
+                let (key, part) = (key.clone(), *part);
+                self.derive_node(cx, key, part, needs)
+            }
+        }
+    }
+
+    /// A listing of harness `h`'s sessions (skeleton directory `dir`): a
+    /// slice of its directories a turn (`DIRS_PER_SLICE`), then a look at
+    /// each transcript found.
+    fn derive_list(&mut self, cx: &mut Cx, h: Harness, dir: u16, needs: &mut Vec<Want>) -> Option<JobStep> {
+        // A harness with no root has no sessions (nothing to read).
+        if cx.tree.harness_base(h).is_none() {
+            return Some(answer_list(cx, self.open, dir, Vec::new()));
+        }
+        let parents = cx.tree.session_table().parents();
+        let sessions::Slice { found, next } =
+            match sessions::candidates_from(h, self.next_dir, &self.g.facts, &parents, needs)? {
+                Ok(got) => got,
+                Err(e) => return Some(fail(e)),
+            };
+        self.collected.extend(found);
+        if self.collected.len() > cx.cfg.max_dir_entries {
+            return Some(fail(Error::DirTooLarge));
+        }
+        if let Some(n) = next {
+            self.next_dir = n;
+            return Some(JobStep::Yield);
+        }
+        let found = std::mem::take(&mut self.collected).into_iter().collect();
+        Some(self.look(cx, h, dir, found))
+    }
+
+    /// A session's own file or directory.
+    fn derive_node(&mut self, cx: &mut Cx, key: Rc<SessionKey>, part: SPart, needs: &mut Vec<Want>) -> Option<JobStep> {
+        let facts = &self.g.facts;
         let base = cx.tree.harness_base(key.harness).map(|b| b.to_bytes().to_vec()).unwrap_or_default();
-        let root = Root::Harness(key.harness);
         Some(match part {
             SPart::Field(f) => match sessions::fields(&key, &base, facts, needs)?.remove(&f) {
                 Some(text) => JobStep::Answer(Ok(self.text_reply(cx, &key, part, text))),
                 None => fail(Error::NotFound),
             },
-            SPart::Dir => {
-                let fields = sessions::fields(&key, &base, facts, needs);
-                let meta = facts.meta(root, key.own_rel(), needs)?;
-                let Some(meta) = meta.filter(|m| m.is_regular()) else { return Some(fail(Error::NotFound)) };
-                let fields = fields?;
-                let mtime = meta.mtime.clamp(0, u32::MAX as i64) as u32;
-                if self.open.is_none() {
-                    let loc = Loc::Session { key, part };
-                    return Some(JobStep::Answer(Ok(Reply::Stat(
-                        cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents),
-                        None,
-                    ))));
-                }
-                let chats = if sessions::chat_format(&key).is_some() {
-                    match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
-                        Ok(chats) => Some(chats),
-                        Err(e) => return Some(fail(e)),
-                    }
-                } else {
-                    None
-                };
-                let entries = self.list_dir(cx, &key, fields, meta);
-                match chats {
-                    // Its `usage` is listed with its length: summed first.
-                    Some(chats) => {
-                        let (key, usage) = (key.clone(), UsageSum::new(chats));
-                        self.sum = Some(Box::new(Sum { key, usage, entries: Some(entries) }));
-                        self.summed(cx)
-                    }
-                    None => self.dir_reply(cx, &Loc::Session { key, part }, entries),
-                }
-            }
+            SPart::Dir => return self.derive_dir(cx, key, &base, needs),
             SPart::Usage => {
                 let chats = match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
                     Ok(chats) => chats,
                     Err(e) => return Some(fail(e)),
                 };
-                let (key, usage) = (key.clone(), UsageSum::new(chats));
-                self.sum = Some(Box::new(Sum { key, usage, entries: None }));
+                self.sum = Some(Box::new(Sum { key, usage: UsageSum::new(chats), entries: None }));
                 self.summed(cx)
             }
-            SPart::Agents => {
-                let subs = match sessions::subagents(&key, facts, &cx.tree.session_table().parents(), needs)? {
-                    Ok(s) => s,
-                    Err(e) => return Some(fail(e)),
-                };
-                let metas: Vec<_> = subs.iter().map(|s| facts.meta(root, &s.rel, needs)).collect();
-                let metas: Vec<_> = metas.into_iter().collect::<Option<_>>()?;
-                let entries = subs
-                    .into_iter()
-                    .zip(metas)
-                    .filter_map(|(s, m)| {
-                        let mtime = m?.mtime.clamp(0, u32::MAX as i64) as u32;
-                        let loc = Loc::Session { key: Rc::new(sub_key(&key, s)), part: SPart::Dir };
-                        Some(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents))
-                    })
-                    .collect();
-                self.dir_reply(cx, &Loc::Session { key, part }, entries)
-            }
+            SPart::Agents => return self.derive_agents(cx, key, needs),
             _ => fail(Error::NotFound),
         })
+    }
+
+    /// A session's directory: a stat of it, or its listing (its `usage`
+    /// summed first, where it has a chat, for the length it is listed at).
+    fn derive_dir(&mut self, cx: &mut Cx, key: Rc<SessionKey>, base: &[u8], needs: &mut Vec<Want>) -> Option<JobStep> {
+        let facts = &self.g.facts;
+        let fields = sessions::fields(&key, base, facts, needs);
+        let meta = facts.meta(Root::Harness(key.harness), key.own_rel(), needs)?;
+        let Some(meta) = meta.filter(|m| m.is_regular()) else { return Some(fail(Error::NotFound)) };
+        let fields = fields?;
+        let mtime = meta.mtime.clamp(0, u32::MAX as i64) as u32;
+        let loc = Loc::Session { key: key.clone(), part: SPart::Dir };
+        if self.open.is_none() {
+            return Some(JobStep::Answer(Ok(Reply::Stat(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents), None))));
+        }
+        let chats = match sessions::chat_format(&key) {
+            Some(_) => match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
+                Ok(chats) => Some(chats),
+                Err(e) => return Some(fail(e)),
+            },
+            None => None,
+        };
+        let entries = self.list_dir(cx, &key, fields, meta);
+        Some(match chats {
+            // Its `usage` is listed with its length: summed first.
+            Some(chats) => {
+                self.sum = Some(Box::new(Sum { key, usage: UsageSum::new(chats), entries: Some(entries) }));
+                self.summed(cx)
+            }
+            None => self.dir_reply(cx, &loc, entries),
+        })
+    }
+
+    /// A session's `agents/`: a directory per subagent, dated by its
+    /// transcript.
+    fn derive_agents(&mut self, cx: &mut Cx, key: Rc<SessionKey>, needs: &mut Vec<Want>) -> Option<JobStep> {
+        let facts = &self.g.facts;
+        let subs = match sessions::subagents(&key, facts, &cx.tree.session_table().parents(), needs)? {
+            Ok(s) => s,
+            Err(e) => return Some(fail(e)),
+        };
+        let root = Root::Harness(key.harness);
+        let metas: Vec<_> = subs.iter().map(|s| facts.meta(root, &s.rel, needs)).collect();
+        let metas: Vec<_> = metas.into_iter().collect::<Option<_>>()?;
+        let entries = subs
+            .into_iter()
+            .zip(metas)
+            .filter_map(|(s, m)| {
+                let mtime = m?.mtime.clamp(0, u32::MAX as i64) as u32;
+                let loc = Loc::Session { key: Rc::new(sub_key(&key, s)), part: SPart::Dir };
+                Some(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents))
+            })
+            .collect();
+        Some(self.dir_reply(cx, &Loc::Session { key, part: SPart::Agents }, entries))
     }
 
     /// The candidates are known: look at each transcript, through the ring.

@@ -13,13 +13,13 @@ use std::rc::Rc;
 use crate::active::agents::{Found, Session};
 use crate::active::{derive as active, Field};
 use crate::errors::Error;
-use crate::facts::{Root, Want};
+use crate::facts::{Facts, Root, Want};
 use crate::meta::Meta;
 use crate::tree::{text_version, Attr, Entry, Loc, Part};
 
 use super::super::conn::Opened;
 use super::cx::{fail, Cx, Event, Reply, Step};
-use super::gather::{Fetch, Gather};
+use super::gather::{Gather, Ran};
 use super::usage::UsageSum;
 
 pub(crate) struct Derive {
@@ -58,24 +58,21 @@ impl Derive {
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
         }
-        loop {
-            if let Some(e) = self.g.starved() {
-                return fail(e);
-            }
-            let Some(agent) = cx.agents.get(self.slot, self.gen) else { return fail(Error::NotFound) };
+        // The derivation is the job's own method: the gathering is taken
+        // out of it while it runs.
+        let mut g = std::mem::take(&mut self.g);
+        let (slot, gen) = (self.slot, self.gen);
+        let ran = g.run(cx, |cx, facts, needs| {
+            let Some(agent) = cx.agents.get(slot, gen) else { return Some(Err(Error::NotFound)) };
             let (found, session) = (agent.found, agent.session.clone());
-            let mut needs = Vec::new();
-            if let Some(answer) = self.derive(cx, &found, session.as_ref(), &mut needs) {
-                if self.sum.is_some() {
-                    return self.summed(cx);
-                }
-                return Step::Answer(answer);
-            }
-            match self.g.fetch(cx, needs) {
-                Fetch::Again => continue,
-                Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return fail(Error::Io),
-            }
+            self.derive(cx, facts, &found, session.as_ref(), needs)
+        });
+        self.g = g;
+        match ran {
+            Ran::Done(_) if self.sum.is_some() => self.summed(cx),
+            Ran::Done(answer) => Step::Answer(answer),
+            Ran::Wait(step) => step,
+            Ran::Failed(e) => fail(e),
         }
     }
 
@@ -88,11 +85,11 @@ impl Derive {
     fn derive(
         &mut self,
         cx: &mut Cx,
+        facts: &Facts,
         found: &Found,
         session: Option<&Session>,
         needs: &mut Vec<Want>,
     ) -> Option<Result<Reply, Error>> {
-        let facts = &self.g.facts;
         Some(match self.part {
             Part::Field(field) => {
                 let fields = active::fields(found, session, facts, needs)?;

@@ -63,7 +63,8 @@ pub(crate) struct Gather {
     fetching: bool,
     rounds: u32,
     /// A read that failed for want of fds or memory: the facts cannot be
-    /// trusted to say what is absent, so the derivation answers this.
+    /// trusted to say what is absent (a scan would drop agents, a field
+    /// would answer not-found), so the derivation answers this (`run`).
     starved: Option<Error>,
     /// A compressed transcript's tail wanted, whose decoded copy is not
     /// there (or not as the file is now): the next fetch waits for the
@@ -74,8 +75,20 @@ pub(crate) struct Gather {
     recent: bool,
 }
 
+/// What a derivation run over the facts came to (`Gather::run`).
+pub(crate) enum Ran<T> {
+    /// It answered.
+    Done(T),
+    /// Reads are in flight, or a turn must pass: the job returns this and
+    /// runs again on its next event.
+    Wait(Step),
+    /// The facts cannot be believed (a read failed for want of fds or
+    /// memory), or it wanted more than `GATHER_ROUNDS_MAX` rounds.
+    Failed(Error),
+}
+
 /// What the job does after asking for what its derivation needs.
-pub(crate) enum Fetch {
+enum Fetch {
     /// Everything needed was answered inline: run the derivation again.
     Again,
     /// Reads are in flight, or a turn must pass first.
@@ -114,9 +127,33 @@ impl Gather {
         Ok(())
     }
 
+    /// Run `derive` over the facts gathered so far until it answers,
+    /// gathering what it says it still needs: the one loop every job that
+    /// derives runs (after `on_event` took the event it was woken by).
+    pub(crate) fn run<T>(
+        &mut self,
+        cx: &mut Cx,
+        mut derive: impl FnMut(&mut Cx, &Facts, &mut Vec<Want>) -> Option<T>,
+    ) -> Ran<T> {
+        loop {
+            if let Some(e) = self.starved {
+                return Ran::Failed(e);
+            }
+            let mut needs = Vec::new();
+            if let Some(answer) = derive(cx, &self.facts, &mut needs) {
+                return Ran::Done(answer);
+            }
+            match self.fetch(cx, needs) {
+                Fetch::Again => continue,
+                Fetch::Wait(step) => return Ran::Wait(step),
+                Fetch::OutOfRounds => return Ran::Failed(Error::Io),
+            }
+        }
+    }
+
     /// The derivation wants `needs`: answer readlinks inline, probe the
     /// rest (at most `GATHER_BATCH_MAX` a round).
-    pub(crate) fn fetch(&mut self, cx: &mut Cx, needs: Vec<Want>) -> Fetch {
+    fn fetch(&mut self, cx: &mut Cx, needs: Vec<Want>) -> Fetch {
         self.rounds += 1;
         if self.rounds > GATHER_ROUNDS_MAX {
             log::warn!("a derivation wanted more than {GATHER_ROUNDS_MAX} rounds of reads; giving up");
@@ -238,14 +275,6 @@ impl Gather {
             p.release(&mut cx.ops);
             self.facts.insert(want, fact);
         }
-    }
-
-    /// Why the facts cannot be believed, if a read failed for want of fds
-    /// or memory: a derivation must answer that error, never take the
-    /// missing file for an absent one (a scan would drop agents, a field
-    /// would answer not-found).
-    pub(crate) fn starved(&self) -> Option<Error> {
-        self.starved
     }
 
     /// Give back the fds of a batch still held.

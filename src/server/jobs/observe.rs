@@ -16,7 +16,7 @@ use crate::errors::Error;
 
 use super::super::watch::AgentKey;
 use super::cx::{Cx, Event, Step, Wake};
-use super::gather::{Fetch, Gather};
+use super::gather::{Gather, Ran};
 
 pub(crate) struct Observe {
     agent: AgentKey,
@@ -41,23 +41,18 @@ impl Observe {
             return step;
         }
         let (slot, gen) = self.agent;
-        loop {
-            if let Some(e) = self.g.starved() {
-                return self.done(cx, Err(e));
+        let ran = self.g.run(cx, |cx, facts, needs| match cx.agents.get(slot, gen) {
+            // Gone from the table: not the process it was.
+            None => Some(Watched { alive: false, status: None }),
+            Some(a) => {
+                let (found, session) = (a.found, a.session.clone());
+                active::watched(&found, session.as_ref(), facts, needs)
             }
-            let Some(a) = cx.agents.get(slot, gen) else {
-                return self.done(cx, Ok(Watched { alive: false, status: None }));
-            };
-            let (found, session) = (a.found, a.session.clone());
-            let mut needs = Vec::new();
-            if let Some(w) = active::watched(&found, session.as_ref(), &self.g.facts, &mut needs) {
-                return self.done(cx, Ok(w));
-            }
-            match self.g.fetch(cx, needs) {
-                Fetch::Again => continue,
-                Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return self.done(cx, Err(Error::Io)),
-            }
+        });
+        match ran {
+            Ran::Done(w) => self.done(cx, Ok(w)),
+            Ran::Wait(step) => step,
+            Ran::Failed(e) => self.done(cx, Err(e)),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::errors::Error;
 use crate::facts::{Root, Want};
 
 use super::cx::{Cx, Event, Step, Wake};
-use super::gather::{Fetch, Gather};
+use super::gather::{Gather, Ran};
 
 #[derive(Default)]
 pub(crate) struct Scan {
@@ -32,19 +32,12 @@ impl Scan {
             Some(ctx) => ctx.clone(),
             None => self.ctx.insert(begin(cx)).clone(),
         };
-        loop {
-            if let Some(e) = self.g.starved() {
+        match self.g.run(cx, |_, facts, needs| derive::scan(&ctx, facts, needs)) {
+            Ran::Done(scanned) => self.landed(cx, &ctx, scanned),
+            Ran::Wait(step) => step,
+            Ran::Failed(e) => {
                 log::warn!("scan: {}; the agents table stays as the last scan left it", e.text());
-                return failed(e);
-            }
-            let mut needs = Vec::new();
-            if let Some(scanned) = derive::scan(&ctx, &self.g.facts, &mut needs) {
-                return self.landed(cx, &ctx, scanned);
-            }
-            match self.g.fetch(cx, needs) {
-                Fetch::Again => continue,
-                Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return failed(Error::Io),
+                failed(e)
             }
         }
     }

@@ -25,7 +25,7 @@ use crate::tree::{sessions::qid_path, text_version, Attr, Entry, Loc, SPart};
 use super::super::conn::Opened;
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::cx::{drive, fail, ChatOf, Cx, Event, Reply, Step as JobStep};
-use super::gather::{Fetch, Gather};
+use super::gather::{Gather, Ran};
 use super::usage::UsageSum;
 
 /// A step of a walk under `/sessions` (`walk::Pending`).
@@ -259,19 +259,14 @@ impl Session {
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
         }
-        loop {
-            if let Some(e) = self.g.starved() {
-                return fail(e);
-            }
-            let mut needs = Vec::new();
-            if let Some(step) = self.derive(cx, &mut needs) {
-                return step;
-            }
-            match self.g.fetch(cx, needs) {
-                Fetch::Again => continue,
-                Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return fail(Error::Io),
-            }
+        // The derivation is the job's own method: the gathering is taken
+        // out of it while it runs.
+        let mut g = std::mem::take(&mut self.g);
+        let ran = g.run(cx, |cx, facts, needs| self.derive(cx, facts, needs));
+        self.g = g;
+        match ran {
+            Ran::Done(step) | Ran::Wait(step) => step,
+            Ran::Failed(e) => fail(e),
         }
     }
 
@@ -282,15 +277,15 @@ impl Session {
         self.g.release(cx);
     }
 
-    fn derive(&mut self, cx: &mut Cx, needs: &mut Vec<Want>) -> Option<JobStep> {
+    fn derive(&mut self, cx: &mut Cx, facts: &Facts, needs: &mut Vec<Want>) -> Option<JobStep> {
         match &self.what {
             What::List(h, dir) => {
                 let (h, dir) = (*h, *dir);
-                self.derive_list(cx, h, dir, needs)
+                self.derive_list(cx, facts, (h, dir), needs)
             }
             What::Node(key, part) => {
                 let (key, part) = (key.clone(), *part);
-                self.derive_node(cx, key, part, needs)
+                self.derive_node(cx, facts, key, part, needs)
             }
         }
     }
@@ -298,17 +293,23 @@ impl Session {
     /// A listing of harness `h`'s sessions (skeleton directory `dir`): a
     /// slice of its directories a turn (`DIRS_PER_SLICE`), then a look at
     /// each transcript found.
-    fn derive_list(&mut self, cx: &mut Cx, h: Harness, dir: u16, needs: &mut Vec<Want>) -> Option<JobStep> {
+    fn derive_list(
+        &mut self,
+        cx: &mut Cx,
+        facts: &Facts,
+        (h, dir): (Harness, u16),
+        needs: &mut Vec<Want>,
+    ) -> Option<JobStep> {
         // A harness with no root has no sessions (nothing to read).
         if cx.tree.harness_base(h).is_none() {
             return Some(answer_list(cx, self.open, dir, Vec::new()));
         }
         let parents = cx.tree.session_table().parents();
-        let sessions::Slice { found, next } =
-            match sessions::candidates_from(h, self.next_dir, &self.g.facts, &parents, needs)? {
-                Ok(got) => got,
-                Err(e) => return Some(fail(e)),
-            };
+        let sessions::Slice { found, next } = match sessions::candidates_from(h, self.next_dir, facts, &parents, needs)?
+        {
+            Ok(got) => got,
+            Err(e) => return Some(fail(e)),
+        };
         self.collected.extend(found);
         if self.collected.len() > cx.cfg.max_dir_entries {
             return Some(fail(Error::DirTooLarge));
@@ -322,15 +323,21 @@ impl Session {
     }
 
     /// A session's own file or directory.
-    fn derive_node(&mut self, cx: &mut Cx, key: Rc<SessionKey>, part: SPart, needs: &mut Vec<Want>) -> Option<JobStep> {
-        let facts = &self.g.facts;
+    fn derive_node(
+        &mut self,
+        cx: &mut Cx,
+        facts: &Facts,
+        key: Rc<SessionKey>,
+        part: SPart,
+        needs: &mut Vec<Want>,
+    ) -> Option<JobStep> {
         let base = cx.tree.harness_base(key.harness).map(|b| b.to_bytes().to_vec()).unwrap_or_default();
         Some(match part {
             SPart::Field(f) => match sessions::fields(&key, &base, facts, needs)?.remove(&f) {
                 Some(text) => JobStep::Answer(Ok(self.text_reply(cx, &key, part, text))),
                 None => fail(Error::NotFound),
             },
-            SPart::Dir => return self.derive_dir(cx, key, &base, needs),
+            SPart::Dir => return self.derive_dir(cx, facts, key, &base, needs),
             SPart::Usage => {
                 let chats = match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
                     Ok(chats) => chats,
@@ -339,15 +346,21 @@ impl Session {
                 self.sum = Some(Box::new(Sum { key, usage: UsageSum::new(chats), entries: None }));
                 self.summed(cx)
             }
-            SPart::Agents => return self.derive_agents(cx, key, needs),
+            SPart::Agents => return self.derive_agents(cx, facts, key, needs),
             _ => fail(Error::NotFound),
         })
     }
 
     /// A session's directory: a stat of it, or its listing (its `usage`
     /// summed first, where it has a chat, for the length it is listed at).
-    fn derive_dir(&mut self, cx: &mut Cx, key: Rc<SessionKey>, base: &[u8], needs: &mut Vec<Want>) -> Option<JobStep> {
-        let facts = &self.g.facts;
+    fn derive_dir(
+        &mut self,
+        cx: &mut Cx,
+        facts: &Facts,
+        key: Rc<SessionKey>,
+        base: &[u8],
+        needs: &mut Vec<Want>,
+    ) -> Option<JobStep> {
         let fields = sessions::fields(&key, base, facts, needs);
         let meta = facts.meta(Root::Harness(key.harness), key.own_rel(), needs)?;
         let Some(meta) = meta.filter(|m| m.is_regular()) else { return Some(fail(Error::NotFound)) };
@@ -377,8 +390,13 @@ impl Session {
 
     /// A session's `agents/`: a directory per subagent, dated by its
     /// transcript.
-    fn derive_agents(&mut self, cx: &mut Cx, key: Rc<SessionKey>, needs: &mut Vec<Want>) -> Option<JobStep> {
-        let facts = &self.g.facts;
+    fn derive_agents(
+        &mut self,
+        cx: &mut Cx,
+        facts: &Facts,
+        key: Rc<SessionKey>,
+        needs: &mut Vec<Want>,
+    ) -> Option<JobStep> {
         let subs = match sessions::subagents(&key, facts, &cx.tree.session_table().parents(), needs)? {
             Ok(s) => s,
             Err(e) => return Some(fail(e)),

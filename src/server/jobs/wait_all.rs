@@ -20,7 +20,7 @@ use crate::proto::{self, Qid};
 use super::super::conn::Opened;
 use super::super::watch::{hold_for_machine, AgentKey, MachineCursor, Reader, ReaderRef};
 use super::cx::{fail, Cursor, Cx, Event, Reply, Step};
-use super::gather::{Fetch, Gather};
+use super::gather::{Gather, Ran};
 
 pub(crate) struct WaitAll {
     what: What,
@@ -73,11 +73,7 @@ impl WaitAll {
     fn derive(&mut self, cx: &mut Cx) -> Step {
         let agents: Vec<_> = cx.agents.all().map(|(slot, gen, a)| ((slot, gen), a.found, a.session.clone())).collect();
         let seqs = self.seqs.get_or_insert_with(|| agents.iter().map(|(k, ..)| (*k, cx.waits.seq(Some(*k)))).collect());
-        loop {
-            if let Some(e) = self.g.starved() {
-                return fail(e);
-            }
-            let mut needs = Vec::new();
+        let ran = self.g.run(cx, |cx, facts, needs| {
             let mut now = MachineCursor::new();
             let mut observed = Vec::new();
             let mut waiting = false;
@@ -87,7 +83,7 @@ impl WaitAll {
                     now.insert((found.harness, found.pid), (*key, seen.status.as_deref().map(<[u8]>::to_vec)));
                     continue;
                 }
-                match active::watched(found, session.as_ref(), &self.g.facts, &mut needs) {
+                match active::watched(found, session.as_ref(), facts, needs) {
                     None => waiting = true,
                     Some(Watched { alive: false, .. }) => {}
                     Some(w) => {
@@ -96,17 +92,17 @@ impl WaitAll {
                     }
                 }
             }
-            if !waiting {
+            (!waiting).then_some((now, observed))
+        });
+        match ran {
+            Ran::Done((now, observed)) => {
                 for (key, seq, w) in observed {
                     cx.waits.observed(key, seq, w);
                 }
-                return self.known(cx, now);
+                self.known(cx, now)
             }
-            match self.g.fetch(cx, needs) {
-                Fetch::Again => continue,
-                Fetch::Wait(step) => return step,
-                Fetch::OutOfRounds => return fail(Error::Io),
-            }
+            Ran::Wait(step) => step,
+            Ran::Failed(e) => fail(e),
         }
     }
 

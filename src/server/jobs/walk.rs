@@ -24,7 +24,7 @@ use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::chat;
 use super::cx::drive_look;
 use super::cx::{ChatOf, Cx, Event, Need, Reply, Step};
-use super::gather::{Fetch, Gather};
+use super::gather::{Gather, Ran};
 
 pub(crate) struct Walk {
     fid: u32,
@@ -293,31 +293,26 @@ impl Walk {
     /// Derive whether the `pending` place is there, over what `g` has
     /// gathered; step onto it if so.
     fn derive(&mut self, cx: &mut Cx, pending: Pending, mut g: Gather) -> Step {
-        loop {
-            if let Some(e) = g.starved() {
+        let got = match g.run(cx, |cx, facts, needs| derive_pending(cx, &pending, facts, needs)) {
+            Ran::Done(got) => got,
+            Ran::Wait(step) => {
+                self.stage = Stage::Derive { pending, g };
+                return step;
+            }
+            // Out of rounds: not there. Out of fds or memory: that.
+            Ran::Failed(Error::Io) => None,
+            Ran::Failed(e) => {
                 g.release(cx);
                 return Step::Answer(Err(e));
             }
-            let mut needs = Vec::new();
-            let got = match derive_pending(cx, &pending, &g, &mut needs) {
-                Some(got) => got,
-                None => match g.fetch(cx, needs) {
-                    Fetch::Again => continue,
-                    Fetch::Wait(step) => {
-                        self.stage = Stage::Derive { pending, g };
-                        return step;
-                    }
-                    Fetch::OutOfRounds => None,
-                },
-            };
-            g.release(cx);
-            let Some((loc, qid)) = got else { return self.end() };
-            self.qids.push(qid);
-            self.look = None;
-            self.cur_is_dir = unlooked_is_dir(cx, &loc);
-            self.cur = loc;
-            return self.advance(cx);
-        }
+        };
+        g.release(cx);
+        let Some((loc, qid)) = got else { return self.end() };
+        self.qids.push(qid);
+        self.look = None;
+        self.cur_is_dir = unlooked_is_dir(cx, &loc);
+        self.cur = loc;
+        self.advance(cx)
     }
 
     /// walk(5)'s answer: all names walked binds newfid; none is an error;
@@ -338,19 +333,19 @@ impl Walk {
 fn derive_pending(
     cx: &mut Cx,
     pending: &Pending,
-    g: &Gather,
+    facts: &crate::facts::Facts,
     needs: &mut Vec<crate::facts::Want>,
 ) -> Option<Option<(Loc, Qid)>> {
     use super::session::{walk_to, Step as S};
     let (slot, gen, field) = match pending {
         Pending::Field(s, g, f) => (*s, *g, *f),
-        Pending::Session(h, name) => return walk_to(cx, S::Session(*h, name), &g.facts, needs),
-        Pending::SessionField(key, f) => return walk_to(cx, S::Field(key, *f), &g.facts, needs),
-        Pending::SessionSub(key, name) => return walk_to(cx, S::Sub(key, name), &g.facts, needs),
+        Pending::Session(h, name) => return walk_to(cx, S::Session(*h, name), facts, needs),
+        Pending::SessionField(key, f) => return walk_to(cx, S::Field(key, *f), facts, needs),
+        Pending::SessionSub(key, name) => return walk_to(cx, S::Sub(key, name), facts, needs),
     };
     let Some(agent) = cx.agents.get(slot, gen) else { return Some(None) };
     let (found, session) = (agent.found, agent.session.clone());
-    let text = active::fields(&found, session.as_ref(), &g.facts, needs)?.and_then(|mut f| f.remove(&field));
+    let text = active::fields(&found, session.as_ref(), facts, needs)?.and_then(|mut f| f.remove(&field));
     let part = Part::Field(field);
     Some(text.map(|t| (Loc::Agent { slot, gen, part }, cx.tree.text_qid(Some(&found), part, &t))))
 }

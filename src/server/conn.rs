@@ -272,11 +272,11 @@ pub(crate) struct Conn {
     pub fids: KeyMap<u32, Fid>,
     /// Walks in flight that will make a new fid: they count against the
     /// fid caps before they land.
-    pub fids_reserved: usize,
+    pub fids_reserved: super::count::Count,
     /// Parked requests by tag, each naming its record in the server's slab.
     pub parked: KeyMap<u16, usize>,
     /// Of those, reads of `wait` files (not held to `REQS_PARKED_MAX`).
-    pub waits_parked: usize,
+    pub waits_parked: super::count::Count,
     /// Serve exactly this one connection and exit when it closes (`--fd`).
     pub only_one: bool,
     pub id: u64,
@@ -311,9 +311,9 @@ impl Conn {
             send_off: 0,
             charged: 0,
             fids: key_map(),
-            fids_reserved: 0,
+            fids_reserved: Default::default(),
             parked: key_map(),
-            waits_parked: 0,
+            waits_parked: Default::default(),
             only_one: false,
             id,
             accepted: std::time::Instant::now(),
@@ -384,12 +384,12 @@ impl Conn {
     pub(crate) fn can_take_request(&self) -> bool {
         self.phase != Phase::Closing
             && self.held_bytes() < self.budget()
-            && self.parked.len().saturating_sub(self.waits_parked) < REQS_PARKED_MAX
+            && self.parked.len().saturating_sub(self.waits_parked.get()) < REQS_PARKED_MAX
     }
 
     /// Fids it holds and will hold once its walks in flight land.
     pub(crate) fn fids_counted(&self) -> usize {
-        self.fids.len() + self.fids_reserved
+        self.fids.len() + self.fids_reserved.get()
     }
 
     /// Give back a fid table's memory once most of it is free: a million

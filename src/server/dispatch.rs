@@ -130,7 +130,7 @@ fn version_(w: &mut World, conn: &mut Conn, tag: u16, msize: u32, version: &[u8]
 /// every fid. Returns the forgotten records, for the server to reap.
 pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
     let forgotten = conn.parked.drain().map(|(_, key)| key).collect();
-    w.fids_total -= conn.fids.len();
+    w.fids_total.give(conn.fids.len());
     for (_, fid) in conn.fids.drain() {
         w.tree.release(fid.node);
         if let Some(open) = fid.open {
@@ -157,7 +157,7 @@ fn attach(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: 
     let root = w.tree.root();
     w.tree.acquire(root);
     conn.fids.insert(fid, Fid::new(root, true));
-    w.fids_total += 1;
+    w.fids_total.take(1);
     conn.reply(tag, &Rmsg::Attach { qid: w.tree.static_qid(0) }, w.cfg.trace);
     Ok(None)
 }
@@ -392,7 +392,7 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
                 conn.reply(tag, &Rmsg::Read { data: &[] }, trace);
                 return Ok(None);
             }
-            if w.waits.parked >= w.cfg.max_waits {
+            if w.waits.parked.get() >= w.cfg.max_waits {
                 w.refusals.warn(format_args!("conn {}: at --max-waits {}", conn.id, w.cfg.max_waits));
                 return Err(Error::TooManyWaits);
             }
@@ -551,7 +551,7 @@ fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     if let Some(l) = conn.listed.as_deref_mut().filter(|l| l.open_fid == fid) {
         super::reply::release_listed_dir(w, l);
     }
-    w.fids_total -= 1;
+    w.fids_total.give(1);
     w.tree.release(f.node);
     if let Some(open) = f.open {
         w.release_opened(open.what);

@@ -163,7 +163,7 @@ fn xattrwalk(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, na
     }
     if newfid != fid {
         w.fid_room(conn)?;
-        w.fids_total += 1;
+        w.fids_total.take(1);
     }
     w.tree.acquire(node);
     let mut xattrs = Fid::new(node, false);

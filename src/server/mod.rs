@@ -18,6 +18,7 @@
 pub mod activation;
 pub(crate) mod config;
 pub(crate) mod conn;
+mod count;
 mod dirents;
 pub mod dispatch;
 mod dotl;
@@ -107,7 +108,7 @@ impl Server {
             held: Held::default(),
             real,
             job_ops: 0,
-            fids_total: 0,
+            fids_total: Default::default(),
             refusals: Default::default(),
             moving: Default::default(),
             turn_read_bytes: 0,

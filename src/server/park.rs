@@ -158,11 +158,11 @@ impl Server {
         let (charge, reserved, wait) = (job.charge(), job.reserves_fid(), job.is_wait());
         let conn = &mut self.conns[idx];
         conn.charged += charge;
-        conn.waits_parked += usize::from(wait);
-        self.world.waits.parked += usize::from(wait);
+        conn.waits_parked.take(usize::from(wait));
+        self.world.waits.parked.take(usize::from(wait));
         if reserved {
-            conn.fids_reserved += 1;
-            self.world.fids_total += 1;
+            conn.fids_reserved.take(1);
+            self.world.fids_total.take(1);
         }
         let owner = Owner::Client { conn: idx, conn_gen: conn.gen, tag };
         let id = self.reqs.insert(owner, job, charge, reserved);
@@ -320,17 +320,17 @@ impl Server {
         if let Owner::Client { conn, conn_gen, .. } = rec.owner {
             if let Some(c) = self.conns.get_mut(conn).filter(|c| c.gen == conn_gen) {
                 c.charged -= rec.charge as usize;
-                c.waits_parked -= usize::from(rec.wait);
+                c.waits_parked.give(usize::from(rec.wait));
                 if rec.reserved_fid {
-                    c.fids_reserved -= 1;
+                    c.fids_reserved.give(1);
                 }
                 self.dirty.push(conn);
             }
         }
         if rec.reserved_fid {
-            self.world.fids_total -= 1;
+            self.world.fids_total.give(1);
         }
-        self.world.waits.parked -= usize::from(rec.wait);
+        self.world.waits.parked.give(usize::from(rec.wait));
         let mut none = 0;
         rec.job.release(&mut Cx::of(&mut self.world, id.key, id.gen, &mut none));
     }

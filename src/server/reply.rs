@@ -49,14 +49,14 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
         }
         Reply::Stat(entry, meta) => stat_reply(&world.tree, conn, tag, &entry, meta.as_deref(), trace),
         Reply::Open { opened: Opened::Dir(entries), .. }
-            if world.held.entries + entries.len() > world.cfg.max_listed_entries =>
+            if world.held.entries.get() + entries.len() > world.cfg.max_listed_entries =>
         {
             conn.error(tag, Error::TooManyOpenFiles, trace);
         }
         Reply::Open { fid, qid, opened } => match conn.fids.get_mut(&fid) {
             Some(f) if f.open.is_none() => {
                 if let Opened::Dir(entries) = &opened {
-                    world.held.entries += entries.len();
+                    world.held.entries.take(entries.len());
                 }
                 let size = match &opened {
                     Opened::File { size, .. } => Some(*size),
@@ -110,7 +110,7 @@ fn bind_walked(
         conn.look = Some(Box::new(Look { node, meta: m, at: Instant::now(), statted: false }));
     }
     if newfid != fid {
-        world.fids_total += 1;
+        world.fids_total.take(1);
     }
     if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
         debug_assert_eq!(fid, newfid);
@@ -138,8 +138,8 @@ fn deliver_listed(
     let mut listed = None;
     if let (Some(dir), Some(Opened::Dir(kept))) = (node, opened) {
         if Rc::ptr_eq(kept, &entries) && !world.cfg.listing_window.is_zero() {
-            let dir_fd = fd.take().filter(|_| world.held.files < OPEN_FILES_MAX).map(Rc::new);
-            world.held.files += usize::from(dir_fd.is_some());
+            let dir_fd = fd.take().filter(|_| world.held.files.get() < OPEN_FILES_MAX).map(Rc::new);
+            world.held.files.take(usize::from(dir_fd.is_some()));
             let at = Instant::now();
             listed = Some(Box::new(Listed { dir, at, entries, metas, dir_fd, open_fid: fid }));
         }

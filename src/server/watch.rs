@@ -180,7 +180,7 @@ pub(crate) struct Waits {
     /// Whether the machine's rescan timer is in flight.
     pub rescan_armed: bool,
     /// Reads of `wait` files parked now (`--max-waits`).
-    pub parked: usize,
+    pub parked: super::count::Count,
     max_watches: usize,
 }
 
@@ -195,7 +195,7 @@ impl Waits {
             agents: HashMap::new(),
             machine: MachineWatch::default(),
             rescan_armed: false,
-            parked: 0,
+            parked: Default::default(),
             max_watches,
         }
     }

@@ -38,8 +38,8 @@ pub const LISTED_ENTRIES_MAX: usize = 1 << 20;
 /// and directory entries snapshotted at Topen (`--max-listed-entries`).
 #[derive(Default, Debug)]
 pub(crate) struct Held {
-    pub files: usize,
-    pub entries: usize,
+    pub files: super::count::Count,
+    pub entries: super::count::Count,
 }
 
 pub(crate) struct World {
@@ -54,7 +54,7 @@ pub(crate) struct World {
     pub job_ops: usize,
     /// Fids of every connection, and walks in flight that will make one
     /// (`--max-fids-total`).
-    pub fids_total: usize,
+    pub fids_total: super::count::Count,
     /// Refusals logged, at most a few a second (`limits::RateLog`).
     pub refusals: RateLog,
     /// Agents a move is under way for: each entry lives as long as the
@@ -77,7 +77,7 @@ impl World {
             self.refusals.warn(format_args!("conn {}: at --max-fids {}", conn.id, self.cfg.max_fids));
             return Err(Error::TooManyFids);
         }
-        if self.fids_total >= self.cfg.max_fids_total {
+        if self.fids_total.get() >= self.cfg.max_fids_total {
             self.refusals.warn(format_args!("conn {}: at --max-fids-total {}", conn.id, self.cfg.max_fids_total));
             return Err(Error::TooManyOpenFiles);
         }
@@ -118,7 +118,7 @@ impl World {
 pub(crate) fn release_opened(ring: &mut Ring<Token>, held: &mut Held, opened: Opened) {
     match opened {
         Opened::File { fd, .. } => release_file(ring, held, fd),
-        Opened::Dir(rc) if Rc::strong_count(&rc) == 1 => held.entries -= rc.len(),
+        Opened::Dir(rc) if Rc::strong_count(&rc) == 1 => held.entries.give(rc.len()),
         _ => {}
     }
 }
@@ -127,7 +127,7 @@ pub(crate) fn release_opened(ring: &mut Ring<Token>, held: &mut Held, opened: Op
 /// (a fid, a read in flight, a chat entry) lets go.
 pub(crate) fn release_file(ring: &mut Ring<Token>, held: &mut Held, rc: Rc<OwnedFd>) {
     if super::ops::release_shared(ring, rc) {
-        held.files -= 1;
+        held.files.give(1);
     }
 }
 

@@ -151,11 +151,11 @@ impl Open {
     fn opened(&mut self, cx: &mut Cx, found: Result<Meta, i32>, fd: Option<OwnedFd>) -> Step {
         match (found, fd) {
             (Ok(m), Some(fd)) if m.is_regular() => {
-                if cx.held.files >= OPEN_FILES_MAX {
+                if cx.held.files.get() >= OPEN_FILES_MAX {
                     cx.ops.close(fd);
                     return fail(Error::TooManyOpenFiles);
                 }
-                cx.held.files += 1;
+                cx.held.files.take(1);
                 Step::Answer(Ok(Reply::Open {
                     fid: self.fid,
                     qid: m.qid(),

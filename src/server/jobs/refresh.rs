@@ -402,7 +402,7 @@ impl Refresh {
         if e.fd.as_ref().is_some_and(|held| Rc::ptr_eq(held, &fd)) {
             return;
         }
-        cx.held.files += 1;
+        cx.held.files.take(1);
         if let Some(old) = e.fd.replace(fd) {
             release_file(cx.ops.ring, cx.held, old);
         }

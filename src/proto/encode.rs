@@ -89,6 +89,8 @@ pub fn stat_size(stat: &Stat<'_>, dialect: Dialect) -> usize {
 /// The bytes of an Rread's header, before its data: size[4] type[1]
 /// tag[2] count[4].
 pub const RREAD_HEADER_BYTES: usize = 11;
+/// The bytes of an Rreaddir's header: size[4] type[1] tag[2] count[4].
+pub const RREADDIR_HEADER_BYTES: usize = 11;
 
 /// Begin an Rread whose data the caller appends directly (so file bytes
 /// are read straight into the reply): writes size[4] type[1] tag[2]

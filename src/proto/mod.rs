@@ -35,7 +35,7 @@ pub use decode::{
 };
 pub use encode::{
     dirent_size, encode_dirent, encode_r, encode_stat, encode_t, rread_begin, rread_finish, rreaddir_begin,
-    rreaddir_finish, stat_size, RREAD_HEADER_BYTES,
+    rreaddir_finish, stat_size, RREADDIR_HEADER_BYTES, RREAD_HEADER_BYTES,
 };
 pub use fmt::{trace_r, trace_t, TraceR, TraceT};
 

@@ -244,6 +244,27 @@ impl Fid {
     }
 }
 
+/// A reply encoded in place in the queue (`Conn::begin_in_place`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InPlace {
+    /// An Rread of a file's bytes.
+    Read,
+    /// An Rread of a 9P2000 directory's stat entries.
+    ReadDir9p,
+    /// A 9P2000.L Rreaddir.
+    Readdir,
+}
+
+impl InPlace {
+    fn traced(self) -> &'static str {
+        match self {
+            InPlace::Read => "Rread",
+            InPlace::ReadDir9p => "Rread (directory)",
+            InPlace::Readdir => "Rreaddir",
+        }
+    }
+}
+
 pub(crate) struct Conn {
     pub fd: Option<OwnedFd>,
     pub gen: u32,
@@ -288,6 +309,8 @@ pub(crate) struct Conn {
     pub listed: Option<Box<Listed>>,
     /// Directories its walks looked at lately (`DirLook`).
     pub dir_looks: Vec<DirLook>,
+    /// Its requests not yet answered (checked in a debug build).
+    pub asked: super::asked::Asked,
 }
 
 impl Conn {
@@ -317,6 +340,7 @@ impl Conn {
             only_one: false,
             id,
             accepted: std::time::Instant::now(),
+            asked: Default::default(),
             look: None,
             listed: None,
             dir_looks: Vec::new(),
@@ -400,12 +424,65 @@ impl Conn {
         }
     }
 
-    /// Append a reply to the queue, tracing it when asked.
+    /// Append a reply to the queue, tracing it when asked. This and the
+    /// Rread and Rreaddir below are the one place a request is answered
+    /// (`Asked`), whether it was answered at once or parked first.
     pub(crate) fn reply(&mut self, tag: u16, msg: &Rmsg<'_>, trace: bool) {
+        self.asked.answered(tag);
         if trace {
             eprintln!("-{}-> {}", self.id, proto::trace_r(tag, msg));
         }
         proto::encode_r(&mut self.outq, tag, msg, self.dialect);
+    }
+
+    /// Begin an Rread (or, `dir`, an Rreaddir) to `tag` encoded in place:
+    /// the caller appends its data to `outq`, then `reply_in_place` (or
+    /// `abandon_in_place`, to answer otherwise).
+    pub(crate) fn begin_in_place(&mut self, tag: u16, dir: InPlace) -> usize {
+        match dir {
+            InPlace::Read | InPlace::ReadDir9p => proto::rread_begin(&mut self.outq, tag),
+            InPlace::Readdir => proto::rreaddir_begin(&mut self.outq, tag),
+        }
+    }
+
+    /// The reply begun at `start` is whole: answer `tag` with it.
+    pub(crate) fn reply_in_place(&mut self, tag: u16, start: usize, kind: InPlace, trace: bool) {
+        let header = match kind {
+            InPlace::Read | InPlace::ReadDir9p => {
+                proto::rread_finish(&mut self.outq, start);
+                proto::RREAD_HEADER_BYTES
+            }
+            InPlace::Readdir => {
+                proto::rreaddir_finish(&mut self.outq, start);
+                proto::RREADDIR_HEADER_BYTES
+            }
+        };
+        let count = self.outq.len() - start - header;
+        self.answered(tag, count, kind.traced(), trace);
+    }
+
+    /// The reply begun at `start` is not sent after all.
+    pub(crate) fn abandon_in_place(&mut self, start: usize) {
+        self.outq.truncate(start);
+    }
+
+    /// Answer `tag` with an Rread encoded whole (`bytes`, its tag in
+    /// place): queued as a chunk of its own when `chunk` (a large read,
+    /// sent without a copy), else appended. `what` says what it read.
+    pub(crate) fn reply_whole(&mut self, tag: u16, bytes: Vec<u8>, chunk: bool, what: &str, trace: bool) {
+        let count = bytes.len() - proto::RREAD_HEADER_BYTES;
+        match chunk {
+            true => self.push_chunk(bytes),
+            false => self.outq.extend_from_slice(&bytes),
+        }
+        self.answered(tag, count, what, trace);
+    }
+
+    fn answered(&mut self, tag: u16, count: usize, what: &str, trace: bool) {
+        self.asked.answered(tag);
+        if trace {
+            eprintln!("-{}-> {what} tag {tag} count {count}", self.id);
+        }
     }
 
     /// Append the reply to an open: Ropen, or in 9P2000.L Rlopen. A file

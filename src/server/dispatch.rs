@@ -16,7 +16,7 @@ use crate::errors::Error;
 use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, QTFILE};
 use crate::tree::{self, Attr, Loc, Part, SPart};
 
-use super::conn::{Conn, Fid, Open, Opened, Phase};
+use super::conn::{Conn, Fid, InPlace, Open, Opened, Phase};
 use super::dotl::Intent;
 use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job, Reply};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
@@ -46,6 +46,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
     if trace {
         eprintln!("<-{}- {}", conn.id, proto::trace_t(tag, &msg));
     }
+    conn.asked.asked(tag);
     // Tversion starts the connection over, whatever was outstanding.
     if !matches!(msg, Tmsg::Version { .. }) {
         if conn.phase == Phase::AwaitVersion {
@@ -65,8 +66,12 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
         Tmsg::Auth { .. } => Err(Error::NoAuth),
         Tmsg::Attach { fid, afid, aname, .. } => attach(w, conn, tag, fid, afid, aname),
         Tmsg::Flush { oldtag } => {
+            let flushed = conn.parked.remove(&oldtag);
+            if flushed.is_some() {
+                conn.asked.forgotten(oldtag);
+            }
             conn.reply(tag, &Rmsg::Flush, trace);
-            return After::Forget(conn.parked.remove(&oldtag).into_iter().collect());
+            return After::Forget(flushed.into_iter().collect());
         }
         Tmsg::Walk { fid, newfid, names } => walk(w, conn, tag, fid, newfid, names.as_slice()),
         Tmsg::Open { fid, mode } => open(w, conn, tag, fid, Intent::of_mode(mode)),
@@ -104,6 +109,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
 /// every request and clunks every fid first.
 fn version_(w: &mut World, conn: &mut Conn, tag: u16, msize: u32, version: &[u8]) -> After {
     let forgotten = reset_session(w, conn);
+    conn.asked.restarted(tag);
     let trace = w.cfg.trace;
     if msize < MSIZE_MIN {
         conn.phase = Phase::AwaitVersion;
@@ -370,15 +376,12 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             Ok(None)
         }
         Some(Opened::Fact(i)) => {
-            let start = proto::rread_begin(&mut conn.outq, tag);
+            let start = conn.begin_in_place(tag, InPlace::Read);
             if let Err(e) = w.tree.read_static(i, offset, count, &mut conn.outq) {
-                conn.outq.truncate(start);
+                conn.abandon_in_place(start);
                 return Err(e);
             }
-            proto::rread_finish(&mut conn.outq, start);
-            if trace {
-                eprintln!("-{}-> Rread tag {tag} count {}", conn.id, conn.outq.len() - start - 11);
-            }
+            conn.reply_in_place(tag, start, InPlace::Read, trace);
             Ok(None)
         }
         Some(Opened::Text(text)) => {
@@ -431,7 +434,7 @@ fn read_dir(
         _ => return Err(Error::BadOffset),
     };
     let dialect = conn.dialect;
-    let start = proto::rread_begin(&mut conn.outq, tag);
+    let start = conn.begin_in_place(tag, InPlace::ReadDir9p);
     let data_start = conn.outq.len();
     let mut next = index;
     for entry in &entries[index.min(entries.len())..] {
@@ -442,10 +445,7 @@ fn read_dir(
         next += 1;
     }
     let written = conn.outq.len() - data_start;
-    proto::rread_finish(&mut conn.outq, start);
-    if w.cfg.trace {
-        eprintln!("-{}-> Rread tag {tag} count {written} (directory)", conn.id);
-    }
+    conn.reply_in_place(tag, start, InPlace::ReadDir9p, w.cfg.trace);
     let open = conn.fids.get_mut(&fid).and_then(|f| f.open.as_deref_mut()).expect("checked by read");
     open.dir_offset = offset + written as u64;
     open.dir_index = next as u32;

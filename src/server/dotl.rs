@@ -18,7 +18,7 @@ use crate::errors::Error;
 use crate::proto::{self, Rmsg, Statfs, Tmsg};
 use crate::tree::{Loc, Part};
 
-use super::conn::{Conn, Fid, Open, Opened};
+use super::conn::{Conn, Fid, InPlace, Open, Opened};
 use super::jobs::Decided;
 use super::world::World;
 
@@ -27,8 +27,8 @@ use super::world::World;
 const V9FS_MAGIC: u32 = 0x0102_1997;
 /// The block size a statfs reports; the tree has no blocks to count.
 const STATFS_BSIZE: u32 = 4096;
-/// The bytes of an Rreaddir's header: size[4] type[1] tag[2] count[4].
-const RREADDIR_HEADER_BYTES: u32 = 11;
+/// The bytes of an Rreaddir's header (`proto::RREADDIR_HEADER_BYTES`).
+const RREADDIR_HEADER_BYTES: u32 = proto::RREADDIR_HEADER_BYTES as u32;
 /// What a Tsetattr may ask of `zmx`: the truncate of `echo NAME > zmx`,
 /// and the times a truncate stamps.
 const ZMX_TRUNCATE_VALID: u32 =
@@ -132,7 +132,7 @@ fn readdir(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, coun
         None => return Err(Error::FidNotOpen),
     };
     let count = count.min(conn.msize - RREADDIR_HEADER_BYTES) as usize;
-    let start = proto::rreaddir_begin(&mut conn.outq, tag);
+    let start = conn.begin_in_place(tag, InPlace::Readdir);
     let data_start = conn.outq.len();
     let first = usize::try_from(offset).unwrap_or(usize::MAX).min(entries.len());
     for (i, e) in entries.iter().enumerate().skip(first) {
@@ -141,11 +141,7 @@ fn readdir(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, coun
         }
         proto::encode_dirent(&mut conn.outq, e.qid, i as u64 + 1, e.d_type, &e.name);
     }
-    let written = conn.outq.len() - data_start;
-    proto::rreaddir_finish(&mut conn.outq, start);
-    if w.cfg.trace {
-        eprintln!("-{}-> Rreaddir tag {tag} count {written}", conn.id);
-    }
+    conn.reply_in_place(tag, start, InPlace::Readdir, w.cfg.trace);
     Ok(None)
 }
 

@@ -16,6 +16,7 @@
 //! and nobody else notices.
 
 pub mod activation;
+mod asked;
 pub(crate) mod config;
 pub(crate) mod conn;
 mod count;
@@ -636,6 +637,7 @@ fn refuse_undecodable(trace: bool, conn: &mut Conn, e: proto::DecodeError) -> Af
     if trace {
         eprintln!("<-{}- (undecodable: {:?}) tag {tag}", conn.id, e.kind);
     }
+    conn.asked.asked(tag);
     conn.error(tag, error, trace);
     After::Continue
 }

@@ -72,21 +72,14 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
         },
         Reply::Write { count } => conn.reply(tag, &Rmsg::Write { count }, trace),
         Reply::Wait { reader, bytes, cursor } => {
-            if trace {
-                eprintln!("-{}-> Rread tag {tag} count {} (wait)", conn.id, bytes.len() - RREAD_HEADER_BYTES);
-            }
-            conn.outq.extend_from_slice(&bytes);
-            world.waits.read_answered(reader, bytes.len() - RREAD_HEADER_BYTES);
+            let count = bytes.len() - RREAD_HEADER_BYTES;
+            conn.reply_whole(tag, bytes, false, "Rread (wait)", trace);
+            world.waits.read_answered(reader, count);
             if let Some(cursor) = cursor {
                 move_cursor(world, reader, cursor);
             }
         }
-        Reply::Read(bytes) => {
-            if trace {
-                eprintln!("-{}-> Rread tag {tag} count {}", conn.id, bytes.len() - RREAD_HEADER_BYTES);
-            }
-            conn.push_chunk(bytes);
-        }
+        Reply::Read(bytes) => conn.reply_whole(tag, bytes, true, "Rread", trace),
     }
 }
 

@@ -197,6 +197,28 @@ impl<T> Ring<T> {
         self.ops.len()
     }
 
+    /// The operations in flight: each one's key and token. With the two
+    /// below, a test completes operations itself on a ring it never
+    /// enters, so the kernel runs none of them (`server::tests`).
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> Vec<(usize, &T)> {
+        self.ops.iter().map(|(k, op)| (k, &op.token)).collect()
+    }
+
+    /// The buffer operation `key` hands the kernel (a receive's, to put
+    /// bytes in; a send's, to read what it sends).
+    #[cfg(test)]
+    pub(crate) fn pending_buf(&mut self, key: usize) -> &mut Vec<u8> {
+        &mut self.ops[key].buf
+    }
+
+    /// Operation `key` completed with `result`, as the kernel would say.
+    /// (A result of an fd-making operation must be an fd the test owns.)
+    #[cfg(test)]
+    pub(crate) fn complete_by_hand(&mut self, key: usize, result: i32) -> Option<Completion<T>> {
+        finish(&mut self.ops, key as u64, result)
+    }
+
     /// Queue one operation; it reaches the kernel at the next `wait` (or
     /// now, when the submission queue is full). Returns the operation's key
     /// (for `Sub::Cancel`).

@@ -650,3 +650,6 @@ fn heap_in_use() -> usize {
     let m = unsafe { libc::mallinfo2() };
     m.uordblks + m.hblkhd
 }
+
+#[cfg(test)]
+mod tests;

@@ -96,6 +96,13 @@ pub(crate) struct Reqs {
     refreshed: Recent<TranscriptKey, crate::chat::pool::ChatRef>,
     /// The chat slots refreshes take, and the refreshes queued for one.
     slots: Slots,
+    /// Waiters woken by a job of the daemon's own that finished, with
+    /// what woke them: stepped one after another by the outermost
+    /// `settle`, never from inside the step that finished the job (a chain
+    /// of jobs finishing is a loop, not a recursion as deep as the chain).
+    woken: std::collections::VecDeque<(Id, Event)>,
+    /// Whether a `settle` is stepping the woken already.
+    waking: bool,
 }
 
 impl Reqs {
@@ -111,6 +118,8 @@ impl Reqs {
             waiters: KeyMap::default(),
             refreshed: Recent::new(CHAT_FRESH_FOR),
             slots: Slots::new(max_chats),
+            woken: Default::default(),
+            waking: false,
         }
     }
 
@@ -220,6 +229,12 @@ impl Server {
             Step::Finished(ev) => self.finish(id, ev),
         }
         self.reap_if_done(id);
+        if !std::mem::replace(&mut self.reqs.waking, true) {
+            while let Some((w, ev)) = self.reqs.woken.pop_front() {
+                self.step(w, ev);
+            }
+            self.reqs.waking = false;
+        }
     }
 
     /// Is the answer still wanted: for a client, does its tag still name
@@ -285,7 +300,8 @@ impl Server {
             _ => {}
         }
         for w in waiters {
-            self.step(w, ev.into());
+            // (Stepped by the outermost `settle`: see `Reqs::woken`.)
+            self.reqs.woken.push_back((w, ev.into()));
         }
     }
 

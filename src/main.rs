@@ -409,6 +409,10 @@ fn check_openat2() -> std::io::Result<()> {
 /// (bench/README, ops.rs). Such buffers now come from the heap, which
 /// `malloc_trim` gives back after a burst (`server::trim`).
 const MALLOC_MMAP_THRESHOLD_BYTES: i32 = 132 * 1024;
+const _: () = assert!(
+    MALLOC_MMAP_THRESHOLD_BYTES as usize > (128 << 10) + nineagents::proto::RREAD_HEADER_BYTES,
+    "a read reply at Linux's 128 KiB msize comes from the heap"
+);
 
 fn return_big_buffers_to_the_system() {
     // SAFETY: mallopt only sets a malloc tunable; it is called before any

@@ -34,6 +34,7 @@ use crate::harness::Harness;
 pub(crate) const REJUDGE_FIRST: Duration = Duration::from_secs(1);
 /// The longest a verdict is trusted before the command line is read again.
 pub(crate) const REJUDGE_MAX: Duration = Duration::from_secs(64);
+const _: () = assert!(REJUDGE_FIRST.as_nanos() <= REJUDGE_MAX.as_nanos(), "the while doubles up to the most");
 
 /// Verdicts a scan may trust: pid → (its `<proc>` entry's inode, the
 /// harness its command line named, if any).

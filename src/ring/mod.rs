@@ -49,6 +49,7 @@ use crate::mapped::Mapped;
 /// completion it handles, and a full queue is submitted and refilled
 /// (`push`), so this bounds a batch, not what can be in flight.
 pub(crate) const RING_ENTRIES: u32 = 256;
+const _: () = assert!(RING_ENTRIES.is_power_of_two(), "io_uring rounds entries to a power of two");
 
 /// Reads expected to copy this much or more run on a kernel worker
 /// (`IOSQE_ASYNC`): a page-cache read of a megabyte takes a few hundred

@@ -38,6 +38,8 @@ pub(crate) const HARD_LINKED: i32 = libc::EMLINK;
 /// Probes one job keeps in flight at once: enough to list a directory at
 /// the disk's pace, few enough that one listing never fills the ring.
 pub(crate) const BATCH_IN_FLIGHT_MAX: usize = 128;
+const _: () =
+    assert!(BATCH_IN_FLIGHT_MAX < crate::ring::RING_ENTRIES as usize, "one batch never fills the submission queue");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {

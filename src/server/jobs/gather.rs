@@ -47,6 +47,8 @@ pub(crate) const GATHER_ROUNDS_MAX: u32 = 4096;
 /// with thousands of processes is cut into rounds of this many, each a
 /// turn of the loop, so no other client waits behind more than one round.
 pub(crate) const GATHER_BATCH_MAX: usize = 128;
+const _: () =
+    assert!(GATHER_BATCH_MAX <= super::super::probe::BATCH_IN_FLIGHT_MAX, "a round's probes are all in flight at once");
 pub(crate) const LINKS_PER_ROUND_MAX: usize = 256;
 /// Entries a `Want::List` reads at most (an fd table, a day of rollouts);
 /// past it the want fails, so the route resolves nothing rather than guess

@@ -68,6 +68,10 @@ pub(crate) const CHAT_MAP_BYTES: usize = 4 << 20;
 /// The longest line (record) a transcript may have; a window grows to hold
 /// one. Past it the index stops there and its listing answers an error.
 pub(crate) const CHAT_LINE_BYTES_MAX: usize = 256 << 20;
+const _: () = assert!(
+    CHAT_WINDOW_BYTES <= CHAT_MAP_BYTES && CHAT_MAP_BYTES <= CHAT_LINE_BYTES_MAX,
+    "a slice is fed from a window, and a window grows to the longest line"
+);
 
 /// A transcript a refresh reads: its harness and path beneath the base.
 pub(crate) type TranscriptKey = (Harness, Vec<u8>);

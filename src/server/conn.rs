@@ -71,10 +71,6 @@ pub(crate) const BUDGET_MSIZES: usize = 1;
 /// have several reads in flight (a kernel mount's default msize is 128 KiB,
 /// and its read-ahead sends several).
 pub(crate) const BUDGET_BYTES_MIN: usize = 1 << 20;
-const _: () = assert!(
-    BUDGET_BYTES_MIN >= super::dispatch::MSIZE_MIN as usize * 2,
-    "several reads in flight at the smallest msize"
-);
 const _: () = assert!(SMALL_FILE_IOUNIT > proto::IOHDRSZ, "a small file's iounit holds data");
 
 /// Where a connection is in its life.

@@ -26,6 +26,8 @@ use super::world::World;
 /// The smallest msize we accept: Linux refuses a server's below 4096, and
 /// a directory entry or a walk reply must always fit.
 pub const MSIZE_MIN: u32 = 4096;
+const _: () =
+    assert!(super::conn::BUDGET_BYTES_MIN >= MSIZE_MIN as usize * 2, "several reads in flight at the smallest msize");
 /// The longest name a walk may carry (NAME_MAX).
 pub(crate) const NAME_BYTES_MAX: usize = 255;
 

@@ -52,7 +52,7 @@ use super::ops::{Id, Token};
 pub(crate) const INOTIFY_READ_BYTES: usize = 8 * 1024;
 // inotify refuses (EINVAL) a read too small for the next event: one with
 // the longest name must fit.
-const _: () = assert!(INOTIFY_READ_BYTES >= 16 + 255 + 1, "one event of the longest name fits a read");
+const _: () = assert!(INOTIFY_READ_BYTES > 16 + 255, "one event of the longest name fits a read");
 
 /// An agent, as the watches name it: its slot and generation.
 pub(crate) type AgentKey = (u32, u32);

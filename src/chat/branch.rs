@@ -10,7 +10,7 @@ const NONE: u32 = u32::MAX;
 /// The entries' tree and the chat's view of it.
 #[derive(Default)]
 pub(crate) struct Tree {
-    entries: Vec<Entry>,
+    entries: Vec<Keyed>,
     /// The store's messages on the current chain, in order; `None` while
     /// they are all of them.
     view: Option<Vec<u32>>,
@@ -23,7 +23,7 @@ pub(crate) struct Tree {
 
 /// One entry: 16 bytes.
 #[derive(Clone, Copy)]
-struct Entry {
+struct Keyed {
     /// Its id's hash (0 when it has none).
     id: u64,
     parent: u32,
@@ -127,7 +127,7 @@ impl Tree {
         };
         let start = self.entries.last().map_or(0, |e| e.end);
         let end = end as u32;
-        self.entries.push(Entry { id, parent, end });
+        self.entries.push(Keyed { id, parent, end });
         if let Some(v) = &mut self.view {
             v.extend(start..end);
         }

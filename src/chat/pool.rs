@@ -34,7 +34,7 @@ pub(crate) struct ChatRef {
     pub gen: u32,
 }
 
-pub(crate) struct Entry {
+pub(crate) struct ChatEntry {
     pub dev: u64,
     pub ino: u64,
     pub btime: i64,
@@ -76,7 +76,7 @@ pub(crate) struct Inflated {
 }
 
 pub(crate) struct Pool {
-    entries: Vec<Entry>,
+    entries: Vec<ChatEntry>,
     /// What each index said, kept past its entry (`digest`).
     pub digests: Digests,
     max: usize,
@@ -118,7 +118,7 @@ impl Pool {
             return Ok((ChatRef { i, gen: self.entries[i].gen }, None));
         }
         self.next_gen = self.next_gen.wrapping_add(1);
-        let fresh = Entry {
+        let fresh = ChatEntry {
             dev,
             ino,
             btime,
@@ -188,11 +188,11 @@ impl Pool {
         ChatRef { i, gen: e.gen }
     }
 
-    pub(crate) fn get(&self, r: ChatRef) -> Option<&Entry> {
+    pub(crate) fn get(&self, r: ChatRef) -> Option<&ChatEntry> {
         self.entries.get(r.i).filter(|e| e.gen == r.gen)
     }
 
-    pub(crate) fn get_mut(&mut self, r: ChatRef) -> Option<&mut Entry> {
+    pub(crate) fn get_mut(&mut self, r: ChatRef) -> Option<&mut ChatEntry> {
         self.entries.get_mut(r.i).filter(|e| e.gen == r.gen)
     }
 
@@ -220,7 +220,7 @@ impl Pool {
     }
 
     /// The entry at `i`, whatever its generation.
-    pub(crate) fn at(&mut self, i: usize) -> &mut Entry {
+    pub(crate) fn at(&mut self, i: usize) -> &mut ChatEntry {
         &mut self.entries[i]
     }
 }

@@ -4,7 +4,7 @@
 //! A record is read through a fixed schema (`Node`): which keys of which
 //! objects matter, and what the elements of which arrays are. The walk
 //! follows the events of one line with a small stack; a value the schema
-//! names is recorded as an `Entry` (its kind, its first and last byte, and
+//! names is recorded as an `Recorded` (its kind, its first and last byte, and
 //! for a string how long it renders), and any other container is skipped
 //! by counting brackets, whatever is in it. Entries are in document order,
 //! each followed by its descendants, so the interpreters (`claude`,
@@ -248,7 +248,7 @@ pub(crate) enum Val {
 
 /// A recorded value. Offsets are from the start of the line.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Entry {
+pub(crate) struct Recorded {
     /// Its schema node.
     pub sid: u8,
     pub val: Val,
@@ -315,7 +315,7 @@ enum Phase {
 /// The walk of one line at a time; its buffers are kept between lines.
 pub(crate) struct Walker {
     schema: &'static Schema,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<Recorded>,
     frames: Vec<Frame>,
     phase: Phase,
     /// Depth of brackets in a container being skipped (0: not skipping),
@@ -390,7 +390,7 @@ impl Walker {
     fn push(&mut self, sid: u8, val: Val, start: usize) -> u32 {
         let i = self.entries.len() as u32;
         let start = self.rel(start);
-        self.entries.push(Entry { sid, val, nl: false, start, end: 0, out: 0, next: i + 1 });
+        self.entries.push(Recorded { sid, val, nl: false, start, end: 0, out: 0, next: i + 1 });
         i
     }
 
@@ -763,7 +763,7 @@ pub(crate) struct Rec<'a> {
     pub line: &'a [u8],
     /// File offset of the line's first byte.
     pub at: u64,
-    pub entries: &'a [Entry],
+    pub entries: &'a [Recorded],
     /// One of several objects glued together on one line. A strict
     /// parser (every harness's loader) takes no record from such a line:
     /// its objects are no messages, but what they say was spent still

@@ -110,15 +110,15 @@ pub(crate) enum Opened {
 /// An open fid: what it reads, and a directory read's cursor (read(5):
 /// offset 0 or the previous read's end, and the entry that starts there).
 #[derive(Clone, Debug)]
-pub(crate) struct Open {
+pub(crate) struct FidOpen {
     pub what: Opened,
     pub dir_offset: u64,
     pub dir_index: u32,
 }
 
-impl Open {
+impl FidOpen {
     pub(crate) fn new(what: Opened) -> Self {
-        Open { what, dir_offset: 0, dir_index: 0 }
+        FidOpen { what, dir_offset: 0, dir_index: 0 }
     }
 }
 
@@ -232,7 +232,7 @@ pub(crate) struct DirLook {
 pub(crate) struct Fid {
     pub node: NodeId,
     pub is_dir: bool,
-    pub open: Option<Box<Open>>,
+    pub open: Option<Box<FidOpen>>,
 }
 
 impl Fid {

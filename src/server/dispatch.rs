@@ -16,7 +16,7 @@ use crate::errors::Error;
 use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, QTFILE};
 use crate::tree::{self, Attr, Loc, Part, SPart};
 
-use super::conn::{Conn, Fid, InPlace, Open, Opened, Phase};
+use super::conn::{Conn, Fid, FidOpen, InPlace, Opened, Phase};
 use super::dotl::Intent;
 use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job, Reply};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
@@ -286,7 +286,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             let found = w.agents.get(*slot, *gen).map(|a| a.found);
             let qid = Qid { ty: QTFILE, version: 0, path: tree::agent_qid_path(found.as_ref(), *part) };
             let what = Opened::Zmx { slot: *slot, gen: *gen };
-            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
+            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(FidOpen::new(what)));
             conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
         }
@@ -314,7 +314,7 @@ fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::Nod
                 crate::tree::HEALTH => Opened::Text(std::rc::Rc::new(w.tree.fact_text(i).into_bytes())),
                 _ => Opened::Fact(i),
             };
-            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(Open::new(what)));
+            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(FidOpen::new(what)));
             let qid = w.tree.static_qid(i);
             conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
@@ -322,7 +322,7 @@ fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::Nod
         Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),
         Loc::Static(i) if w.tree.sessions_harness(i).is_some() => {
             let h = w.tree.sessions_harness(i).expect("checked");
-            Job::Session(Box::new(jobs::session::Session::list(fid, h, i)))
+            Job::SessionsList(Box::new(jobs::sessions_list::SessionsList::new(fid, h, i)))
         }
         Loc::Static(i) => Job::Listing(Box::new(jobs::listing::Listing::new(fid, i))),
         Loc::Agent { slot, gen, part: Part::Wait } => Job::Wait(Wait::open(fid, slot, gen)),

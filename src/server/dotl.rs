@@ -18,7 +18,7 @@ use crate::errors::Error;
 use crate::proto::{self, Rmsg, Statfs, Tmsg};
 use crate::tree::{Loc, Part};
 
-use super::conn::{Conn, Fid, InPlace, Open, Opened};
+use super::conn::{Conn, Fid, FidOpen, InPlace, Opened};
 use super::jobs::Decided;
 use super::world::World;
 
@@ -163,7 +163,7 @@ fn xattrwalk(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, na
     }
     w.tree.acquire(node);
     let mut xattrs = Fid::new(node, false);
-    xattrs.open = Some(Box::new(Open::new(Opened::Xattrs)));
+    xattrs.open = Some(Box::new(FidOpen::new(Opened::Xattrs)));
     if let Some(old) = conn.fids.insert(newfid, xattrs) {
         w.tree.release(old.node);
         if let Some(open) = old.open {

@@ -13,7 +13,7 @@ use crate::meta::Meta;
 use crate::proto::{Dialect, Rmsg, WalkQids};
 use crate::tree::{Entry, Tree};
 
-use super::conn::{Conn, Fid, Listed, Look, Open, Opened};
+use super::conn::{Conn, Fid, FidOpen, Listed, Look, Opened};
 use super::jobs::cx::Cursor;
 use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
@@ -62,7 +62,7 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
                     Opened::File { size, .. } => Some(*size),
                     _ => None,
                 };
-                f.open = Some(Box::new(Open { what: opened, dir_offset: 0, dir_index: 0 }));
+                f.open = Some(Box::new(FidOpen { what: opened, dir_offset: 0, dir_index: 0 }));
                 conn.reply_open(tag, qid, size, trace);
             }
             _ => {

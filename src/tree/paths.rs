@@ -55,7 +55,7 @@ impl Place {
     }
 }
 
-struct Entry {
+struct Interned {
     place: Place,
     refs: u32,
     gen: u32,
@@ -63,7 +63,7 @@ struct Entry {
 
 #[derive(Default)]
 pub(crate) struct PathTable {
-    slots: Slab<Entry>,
+    slots: Slab<Interned>,
     index: HashMap<Place, usize, BuildHasherDefault<WyHash>>,
     next_gen: u32,
 }
@@ -78,7 +78,7 @@ impl PathTable {
         }
         self.next_gen = self.next_gen.wrapping_add(1);
         let gen = self.next_gen;
-        let slot = self.slots.insert(Entry { place: place.clone(), refs: 1, gen });
+        let slot = self.slots.insert(Interned { place: place.clone(), refs: 1, gen });
         self.index.insert(place.clone(), slot);
         (slot as u32, gen)
     }

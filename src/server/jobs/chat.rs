@@ -11,7 +11,7 @@
 use std::rc::Rc;
 
 use crate::active::agents::Found;
-use crate::chat::pool::{ChatRef, Entry as ChatEntry};
+use crate::chat::pool::{ChatEntry, ChatRef};
 use crate::errors::Error;
 use crate::meta::QID_PATH_SYNTHETIC;
 use crate::proto::{Qid, QTFILE};

@@ -31,12 +31,12 @@ pub(crate) struct Derive {
     g: Gather,
     /// A listing of the agent's directory summing its session's usage,
     /// with the rest of its entries and where `usage` is.
-    sum: Option<Box<Listing>>,
+    sum: Option<Box<ListingToSum>>,
 }
 
 /// A listing waiting on its `usage`: the sum, the other entries, where
 /// `usage` is, and which directory is listed.
-type Listing = (UsageSum, Vec<Entry>, Loc, Part);
+type ListingToSum = (UsageSum, Vec<Entry>, Loc, Part);
 
 impl Derive {
     pub(crate) fn stat(slot: u32, gen: u32, part: Part) -> Derive {

@@ -45,6 +45,7 @@ pub(crate) mod read;
 pub(crate) mod refresh;
 pub(crate) mod scan;
 pub(crate) mod session;
+pub(crate) mod sessions_list;
 pub(crate) mod stat;
 pub(crate) mod usage;
 pub(crate) mod wait;
@@ -74,6 +75,7 @@ pub(crate) enum Job {
     Observe(Box<observe::Observe>),
     WaitAll(Box<wait_all::WaitAll>),
     Session(Box<session::Session>),
+    SessionsList(Box<sessions_list::SessionsList>),
 }
 
 impl Job {
@@ -94,6 +96,7 @@ impl Job {
             Job::Observe(j) => j.step(ev, cx),
             Job::WaitAll(j) => j.step(ev, cx),
             Job::Session(j) => j.step(ev, cx),
+            Job::SessionsList(j) => j.step(ev, cx),
         }
     }
 
@@ -117,6 +120,7 @@ impl Job {
             Job::Observe(j) => j.release(cx),
             Job::WaitAll(j) => j.release(cx),
             Job::Session(j) => j.release(cx),
+            Job::SessionsList(j) => j.release(cx),
         }
     }
 

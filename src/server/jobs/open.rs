@@ -42,12 +42,12 @@ pub(crate) struct Open {
 enum Stage {
     Look(Batch),
     Open(Batch),
-    List(Box<Listing>),
+    List(Box<DirRead>),
 }
 
 /// A directory being listed: its names a getdents64 buffer at a time, the
 /// statx of that buffer's names in flight, the entries so far.
-struct Listing {
+struct DirRead {
     qid: Qid,
     dirents: Dirents<OwnedFd>,
     names: Vec<Box<[u8]>>,
@@ -163,7 +163,7 @@ impl Open {
                 }))
             }
             (Ok(m), Some(fd)) if m.is_dir() => {
-                let listing = Listing {
+                let listing = DirRead {
                     qid: m.qid(),
                     dirents: Dirents::new(fd),
                     names: Vec::new(),
@@ -200,7 +200,7 @@ impl Stage {
     }
 }
 
-impl Listing {
+impl DirRead {
     /// One round: the statx of the last buffer's names, then the next
     /// buffer a turn later, then the answer a slice a turn. `Ok` with the
     /// entries in name order, and their metadata, at the end.

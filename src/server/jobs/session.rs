@@ -1,18 +1,9 @@
-//! `/sessions`: a listing of a harness's sessions, and a session's own
-//! files (its directory, fields and `agents/`), for a stat or an open.
-//!
-//! A listing of `/sessions/<h>` runs the harness's derivation
-//! (`sessions::candidates`) over facts gathered through the ring — the
-//! directories of its store, and for codex each rollout's first record —
-//! and then looks at every transcript found (one probe each, at most
-//! `BATCH_IN_FLIGHT_MAX` in flight, through the ring) for the mtime its
-//! directory carries. Past `--max-dir-entries` sessions the open answers an
-//! error, never a shorter listing. What it found is left as the harness's
-//! hints (`tree::sessions`), so the walks that follow a listing look at one
-//! file each. A session's fields are derived from its transcript when
-//! asked, as an agent's are.
+//! A session's own files under `/sessions` — its directory, fields,
+//! `usage` and `agents/` — for a stat or an open, and the walks onto them
+//! (`walk_to`). (A listing of `/sessions/<h>` is `sessions_list`.) A
+//! session's fields are derived from its transcript when asked, as an
+//! agent's are.
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use crate::errors::Error;
@@ -23,13 +14,12 @@ use crate::sessions::{self, SField, SessionKey, Sub};
 use crate::tree::{sessions::qid_path, text_version, Attr, Entry, Loc, SPart};
 
 use super::super::conn::Opened;
-use super::super::probe::{Batch, Kind, Probe, Target};
-use super::cx::{drive, fail, ChatOf, Cx, Event, Reply, Step as JobStep};
+use super::cx::{fail, ChatOf, Cx, Event, Reply, Step};
 use super::gather::{Gather, Ran};
 use super::usage::UsageSum;
 
 /// A step of a walk under `/sessions` (`walk::Pending`).
-pub(crate) enum Step<'a> {
+pub(crate) enum SessionStep<'a> {
     Session(Harness, &'a [u8]),
     Field(&'a Rc<SessionKey>, SField),
     Sub(&'a Rc<SessionKey>, &'a [u8]),
@@ -37,14 +27,19 @@ pub(crate) enum Step<'a> {
 
 /// Whether the walk's next place is there, and its qid: `None` while facts
 /// are missing, `Some(None)` when it is not.
-pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Want>) -> Option<Option<(Loc, Qid)>> {
+pub(crate) fn walk_to(
+    cx: &mut Cx,
+    step: SessionStep,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Option<(Loc, Qid)>> {
     let dir = |key: Rc<SessionKey>, cx: &Cx| {
         let loc = Loc::Session { key, part: SPart::Dir };
         let qid = cx.tree.skeleton_qid(&loc, cx.agents);
         (loc, qid)
     };
     match step {
-        Step::Session(h, name) => {
+        SessionStep::Session(h, name) => {
             if !crate::active::paths::is_session_id(name) || cx.tree.harness_base(h).is_none() {
                 return Some(None);
             }
@@ -60,7 +55,7 @@ pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Wa
             let keys = remember(cx, h, found);
             Some(keys.into_iter().find(|k| &k.id[..] == name).map(|k| dir(k, cx)))
         }
-        Step::Field(key, f) => {
+        SessionStep::Field(key, f) => {
             let base = cx.tree.harness_base(key.harness).map(|b| b.to_bytes().to_vec()).unwrap_or_default();
             let text = sessions::fields(key, &base, facts, needs)?.remove(&f);
             Some(text.map(|t| {
@@ -71,7 +66,7 @@ pub(crate) fn walk_to(cx: &mut Cx, step: Step, facts: &Facts, needs: &mut Vec<Wa
                 )
             }))
         }
-        Step::Sub(key, name) => {
+        SessionStep::Sub(key, name) => {
             let parents = cx.tree.session_table().parents();
             let Ok(subs) = sessions::subagents(key, facts, &parents, needs)? else { return Some(None) };
             let sub = subs.into_iter().find(|s| &s.name[..] == name)?;
@@ -147,23 +142,16 @@ pub(crate) fn agent_key(cx: &Cx, slot: u32, gen: u32) -> Option<SessionKey> {
     })
 }
 
-/// A stat or open of something under `/sessions`.
+/// A stat or open of a session's own file or directory.
 pub(crate) struct Session {
-    what: What,
+    key: Rc<SessionKey>,
+    part: SPart,
     /// The fid an open binds, or `None` for a stat.
     open: Option<u32>,
     g: Gather,
-    /// A listing's looks at its transcripts, once the candidates are known.
-    looks: Option<Box<Looks>>,
     /// The usage being summed, for `usage` itself or for the directory
     /// listing it (with the rest of that listing's entries).
     sum: Option<Box<Sum>>,
-    /// A listing's sessions found so far, and the directory its next
-    /// slice starts at (`sessions::candidates_from`).
-    /// In the listing's order as they come: a sort of 10,000 in the last
-    /// turn was a millisecond of it.
-    collected: BTreeSet<sessions::Found>,
-    next_dir: usize,
 }
 
 /// A session's usage being summed, and, when it is for the session's
@@ -174,87 +162,21 @@ struct Sum {
     entries: Option<Vec<Entry>>,
 }
 
-/// Sessions a listing looks at, a slice at a time. What the derivation
-/// found becomes keys (and the harness's hints) a slice at a time too:
-/// ten thousand of them at once were a turn of ~10 ms.
-struct Looks {
-    h: Harness,
-    /// The listed directory's skeleton node.
-    dir: u16,
-    /// In the listing's order.
-    found: Vec<sessions::Found>,
-    /// The listing's number in the session table's hints.
-    hints: u32,
-    keys: Vec<Rc<SessionKey>>,
-    /// The next key whose look has not started, and the first of the
-    /// slice in flight.
-    next: usize,
-    batch_start: usize,
-    batch: Batch,
-    entries: Vec<Entry>,
-}
-
-/// Transcripts a listing looks at in one slice, and turns into entries in
-/// one turn of the loop: ten thousand sessions are 40 slices, so another
-/// client's request waits behind one slice's work, not the listing's.
-const LOOK_SLICE: usize = 256;
-
-enum What {
-    List(Harness, u16),
-    Node(Rc<SessionKey>, SPart),
-}
-
 impl Session {
-    pub(crate) fn list(fid: u32, h: Harness, dir: u16) -> Session {
-        Session {
-            what: What::List(h, dir),
-            open: Some(fid),
-            g: Gather::default(),
-            looks: None,
-            sum: None,
-            collected: BTreeSet::new(),
-            next_dir: 0,
-        }
-    }
-
     pub(crate) fn node(open: Option<u32>, key: Rc<SessionKey>, part: SPart) -> Session {
         // A `usage` is what was written a moment ago (`UsageSum`): so may
         // the looks be that say which chats it sums.
         let g = if matches!(part, SPart::Usage) { Gather::recent() } else { Gather::default() };
-        Session {
-            what: What::Node(key, part),
-            open,
-            g,
-            looks: None,
-            sum: None,
-            collected: BTreeSet::new(),
-            next_dir: 0,
-        }
+        Session { key, part, open, g, sum: None }
     }
 
-    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> JobStep {
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         if let Some(sum) = &mut self.sum {
             match sum.usage.landed(cx, ev) {
-                None => return JobStep::Wait,
+                None => return Step::Wait,
                 Some(Err(e)) => return fail(e),
                 Some(Ok(())) => return self.summed(cx),
             }
-        }
-        if let Some(l) = &mut self.looks {
-            if l.next > 0 || !l.batch.is_empty() {
-                if let Err(step) = drive(&mut l.batch, &mut cx.ops, ev) {
-                    return step;
-                }
-                l.absorb(cx);
-                if l.next < l.found.len() {
-                    l.start_slice(cx);
-                    // One slice a turn: the next starts after this turn's replies.
-                    return JobStep::Yield;
-                }
-                return self.listed(cx);
-            }
-            l.start_slice(cx);
-            return self.step(Event::Resume, cx);
         }
         if let Err(step) = self.g.on_event(cx, ev) {
             return step;
@@ -271,55 +193,12 @@ impl Session {
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {
-        if let Some(l) = self.looks {
-            l.batch.release(&mut cx.ops);
-        }
         self.g.release(cx);
     }
 
-    fn derive(&mut self, cx: &mut Cx, facts: &Facts, needs: &mut Vec<Want>) -> Option<JobStep> {
-        match &self.what {
-            What::List(h, dir) => {
-                let (h, dir) = (*h, *dir);
-                self.derive_list(cx, facts, (h, dir), needs)
-            }
-            What::Node(key, part) => {
-                let (key, part) = (key.clone(), *part);
-                self.derive_node(cx, facts, key, part, needs)
-            }
-        }
-    }
-
-    /// A listing of harness `h`'s sessions (skeleton directory `dir`): a
-    /// slice of its directories a turn (`DIRS_PER_SLICE`), then a look at
-    /// each transcript found.
-    fn derive_list(
-        &mut self,
-        cx: &mut Cx,
-        facts: &Facts,
-        (h, dir): (Harness, u16),
-        needs: &mut Vec<Want>,
-    ) -> Option<JobStep> {
-        // A harness with no root has no sessions (nothing to read).
-        if cx.tree.harness_base(h).is_none() {
-            return Some(answer_list(cx, self.open, dir, Vec::new()));
-        }
-        let parents = cx.tree.session_table().parents();
-        let sessions::Slice { found, next } = match sessions::candidates_from(h, self.next_dir, facts, &parents, needs)?
-        {
-            Ok(got) => got,
-            Err(e) => return Some(fail(e)),
-        };
-        self.collected.extend(found);
-        if self.collected.len() > cx.cfg.max_dir_entries {
-            return Some(fail(Error::DirTooLarge));
-        }
-        if let Some(n) = next {
-            self.next_dir = n;
-            return Some(JobStep::Yield);
-        }
-        let found = std::mem::take(&mut self.collected).into_iter().collect();
-        Some(self.look(cx, h, dir, found))
+    fn derive(&mut self, cx: &mut Cx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Step> {
+        let (key, part) = (self.key.clone(), self.part);
+        self.derive_node(cx, facts, key, part, needs)
     }
 
     /// A session's own file or directory.
@@ -330,11 +209,11 @@ impl Session {
         key: Rc<SessionKey>,
         part: SPart,
         needs: &mut Vec<Want>,
-    ) -> Option<JobStep> {
+    ) -> Option<Step> {
         let base = cx.tree.harness_base(key.harness).map(|b| b.to_bytes().to_vec()).unwrap_or_default();
         Some(match part {
             SPart::Field(f) => match sessions::fields(&key, &base, facts, needs)?.remove(&f) {
-                Some(text) => JobStep::Answer(Ok(self.text_reply(cx, &key, part, text))),
+                Some(text) => Step::Answer(Ok(self.text_reply(cx, &key, part, text))),
                 None => fail(Error::NotFound),
             },
             SPart::Dir => return self.derive_dir(cx, facts, key, &base, needs),
@@ -360,7 +239,7 @@ impl Session {
         key: Rc<SessionKey>,
         base: &[u8],
         needs: &mut Vec<Want>,
-    ) -> Option<JobStep> {
+    ) -> Option<Step> {
         let fields = sessions::fields(&key, base, facts, needs);
         let meta = facts.meta(Root::Harness(key.harness), key.own_rel(), needs)?;
         let Some(meta) = meta.filter(|m| m.is_regular()) else { return Some(fail(Error::NotFound)) };
@@ -368,7 +247,7 @@ impl Session {
         let mtime = meta.mtime.clamp(0, u32::MAX as i64) as u32;
         let loc = Loc::Session { key: key.clone(), part: SPart::Dir };
         if self.open.is_none() {
-            return Some(JobStep::Answer(Ok(Reply::Stat(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents), None))));
+            return Some(Step::Answer(Ok(Reply::Stat(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents), None))));
         }
         let chats = match sessions::chat_format(&key) {
             Some(_) => match usage_chats(&key, facts, &cx.tree.session_table().parents(), needs)? {
@@ -396,7 +275,7 @@ impl Session {
         facts: &Facts,
         key: Rc<SessionKey>,
         needs: &mut Vec<Want>,
-    ) -> Option<JobStep> {
+    ) -> Option<Step> {
         let subs = match sessions::subagents(&key, facts, &cx.tree.session_table().parents(), needs)? {
             Ok(s) => s,
             Err(e) => return Some(fail(e)),
@@ -416,41 +295,6 @@ impl Session {
         Some(self.dir_reply(cx, &Loc::Session { key, part: SPart::Agents }, entries))
     }
 
-    /// The candidates are known: look at each transcript, through the ring.
-    fn look(&mut self, cx: &mut Cx, h: Harness, dir: u16, found: Vec<sessions::Found>) -> JobStep {
-        if cx.tree.harness_base(h).is_none() {
-            return answer_list(cx, self.open, dir, Vec::new());
-        }
-        if found.is_empty() {
-            cx.tree.session_table().set_hints(h, std::iter::empty());
-            return answer_list(cx, self.open, dir, Vec::new());
-        }
-        let hints = cx.tree.session_table().begin_hints(h);
-        let (keys, entries) = (Vec::with_capacity(found.len()), Vec::with_capacity(found.len()));
-        self.looks = Some(Box::new(Looks {
-            h,
-            dir,
-            found,
-            hints,
-            keys,
-            next: 0,
-            batch_start: 0,
-            batch: Batch::default(),
-            entries,
-        }));
-        // The first slice starts next turn: the derivation had this one.
-        JobStep::Yield
-    }
-
-    /// Every look is back: a directory per transcript still there.
-    fn listed(&mut self, cx: &mut Cx) -> JobStep {
-        let Some(l) = self.looks.take() else { return fail(Error::NotFound) };
-        cx.tree.session_table().end_hints(l.h, l.hints);
-        let Looks { dir, entries, batch, .. } = *l;
-        batch.release(&mut cx.ops);
-        answer_list(cx, self.open, dir, entries)
-    }
-
     fn text_reply(&self, cx: &Cx, key: &Rc<SessionKey>, part: SPart, text: Vec<u8>) -> Reply {
         let qid = Qid { ty: QTFILE, version: usage_or_text_version(part, &text), path: qid_path(key, part) };
         match self.open {
@@ -462,18 +306,14 @@ impl Session {
         }
     }
 
-    fn dir_reply(&self, cx: &Cx, loc: &Loc, mut entries: Vec<Entry>) -> JobStep {
+    fn dir_reply(&self, cx: &Cx, loc: &Loc, mut entries: Vec<Entry>) -> Step {
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         let qid = cx.tree.skeleton_qid(loc, cx.agents);
-        JobStep::Answer(Ok(Reply::Open {
-            fid: self.open.unwrap_or_default(),
-            qid,
-            opened: Opened::Dir(Rc::new(entries)),
-        }))
+        Step::Answer(Ok(Reply::Open { fid: self.open.unwrap_or_default(), qid, opened: Opened::Dir(Rc::new(entries)) }))
     }
 
     /// The usage summed so far: ask for the next chat, or answer.
-    fn summed(&mut self, cx: &Cx) -> JobStep {
+    fn summed(&mut self, cx: &Cx) -> Step {
         let Some(sum) = &mut self.sum else { return fail(Error::NotFound) };
         if let Some(step) = sum.usage.ask() {
             return step;
@@ -488,7 +328,7 @@ impl Session {
                 ));
                 self.dir_reply(cx, &Loc::Session { key, part: SPart::Dir }, entries)
             }
-            None => JobStep::Answer(Ok(self.text_reply(cx, &key, SPart::Usage, text))),
+            None => Step::Answer(Ok(self.text_reply(cx, &key, SPart::Usage, text))),
         }
     }
 
@@ -520,52 +360,5 @@ impl Session {
             }
         }
         entries
-    }
-}
-
-/// A listing of the sessions of skeleton directory `dir` is `entries`.
-fn answer_list(cx: &Cx, open: Option<u32>, dir: u16, mut entries: Vec<Entry>) -> JobStep {
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    entries.dedup_by(|a, b| a.name == b.name);
-    let qid = cx.tree.static_qid(dir);
-    JobStep::Answer(Ok(Reply::Open { fid: open.unwrap_or_default(), qid, opened: Opened::Dir(Rc::new(entries)) }))
-}
-
-impl Looks {
-    /// Start the looks of the next slice of keys.
-    fn start_slice(&mut self, cx: &mut Cx) {
-        let end = (self.next + LOOK_SLICE).min(self.found.len());
-        let h = self.h;
-        let slice = self.found[self.next..end].iter_mut().map(|f| {
-            let (id, rel) = (std::mem::take(&mut f.id), std::mem::take(&mut f.rel));
-            Rc::new(SessionKey { harness: h, id: id.into(), transcript: rel.into(), sub: None, agent: None })
-        });
-        self.keys.extend(slice);
-        cx.tree.session_table().add_hints(h, self.hints, self.keys[self.next..end].iter().cloned());
-        let mut batch = Batch::default();
-        for k in &self.keys[self.next..end] {
-            // The base is there (checked before): every key has a backing.
-            if let Some(b) = cx.tree.beneath(k.harness, k.transcript.to_vec()) {
-                batch.push(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
-            }
-        }
-        std::mem::replace(&mut self.batch, batch).release(&mut cx.ops);
-        self.batch_start = self.next;
-        self.next = end;
-    }
-
-    /// A slice's looks are back: an entry per transcript still there.
-    fn absorb(&mut self, cx: &mut Cx) {
-        let batch = std::mem::take(&mut self.batch);
-        for (key, p) in self.keys[self.batch_start..self.next].iter().zip(&batch.probes) {
-            let Ok(m) = p.found() else { continue };
-            if !m.is_regular() || (m.is_hard_linked() && !cx.cfg.allow_hard_links) {
-                continue;
-            }
-            let mtime = m.mtime.clamp(0, u32::MAX as i64) as u32;
-            let loc = Loc::Session { key: key.clone(), part: SPart::Dir };
-            self.entries.push(cx.tree.entry(&loc, &Attr::Dated(mtime), cx.agents));
-        }
-        batch.release(&mut cx.ops);
     }
 }

@@ -336,7 +336,7 @@ fn derive_pending(
     facts: &crate::facts::Facts,
     needs: &mut Vec<crate::facts::Want>,
 ) -> Option<Option<(Loc, Qid)>> {
-    use super::session::{walk_to, Step as S};
+    use super::session::{walk_to, SessionStep as S};
     let (slot, gen, field) = match pending {
         Pending::Field(s, g, f) => (*s, *g, *f),
         Pending::Session(h, name) => return walk_to(cx, S::Session(*h, name), facts, needs),

@@ -18,29 +18,14 @@
 //! (`charged`): a client that pipelines reads and never reads a reply
 //! holds at most one budget and one message more, whatever it sends.
 
-use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
-use crate::chat::pool::ChatRef;
 use crate::meta::Meta;
 use crate::proto::{self, Dialect, Rmsg};
 use crate::tree::{Entry, Loc, NodeId};
 
-/// A table keyed by numbers a client chooses (fids, tags) or the daemon
-/// counts (record keys), looked up several times a request: hashed with
-/// wyhash under a seed drawn for each table, not std's SipHash (the
-/// hashing was 1% of a `cat`'s instructions in the diod bench's guest,
-/// bench/README "Where a `cat` goes"); the seed keeps a client from
-/// choosing fids that all fall in one bucket.
-pub(crate) type KeyMap<K, V> = HashMap<K, V, wyhash::v1::WyHasherBuilder>;
-
-/// An empty `KeyMap` with a seed of its own.
-pub(crate) fn key_map<K, V>() -> KeyMap<K, V> {
-    use std::hash::BuildHasher;
-    let seed = std::hash::RandomState::new().hash_one(0u64);
-    HashMap::with_hasher(wyhash::v1::WyHasherBuilder::new(seed))
-}
+use super::keymap::{key_map, KeyMap};
 
 /// Bytes a recv buffer starts with. Most requests are tens of bytes; a
 /// Twrite can reach msize, and the buffer grows to one message when a
@@ -82,44 +67,6 @@ pub(crate) enum Phase {
     Ready,
     /// Hung up or broken: waiting for its operations to come back.
     Closing,
-}
-
-/// What an open fid reads.
-#[derive(Clone, Debug)]
-pub(crate) enum Opened {
-    /// A fact of the skeleton, computed at each read.
-    Fact(u16),
-    /// A file on disk, through the fd opened at Topen (so a file unlinked
-    /// while open stays readable, and no path is resolved again), and its
-    /// size then: what a read is expected to copy (`jobs::read`).
-    File { fd: Rc<OwnedFd>, size: u64 },
-    /// A directory, listed at Topen; a 9P2000 read walks this snapshot.
-    Dir(Rc<Vec<Entry>>),
-    /// Derived text (an /active field), computed at Topen.
-    Text(Rc<Vec<u8>>),
-    /// An agent's `zmx`, opened for writing (only with `--allow-move`).
-    Zmx { slot: u32, gen: u32 },
-    /// A chat message: the pool entry as it was, and the message's id.
-    Chat { entry: ChatRef, id: u32 },
-    /// A file's extended attributes (9P2000.L's Txattrwalk): none.
-    Xattrs,
-    /// A `wait` file's reader (`watch`).
-    Wait(crate::server::watch::ReaderRef),
-}
-
-/// An open fid: what it reads, and a directory read's cursor (read(5):
-/// offset 0 or the previous read's end, and the entry that starts there).
-#[derive(Clone, Debug)]
-pub(crate) struct FidOpen {
-    pub what: Opened,
-    pub dir_offset: u64,
-    pub dir_index: u32,
-}
-
-impl FidOpen {
-    pub(crate) fn new(what: Opened) -> Self {
-        FidOpen { what, dir_offset: 0, dir_index: 0 }
-    }
 }
 
 /// How long the look a walk ended with stands for the next look at the
@@ -226,25 +173,6 @@ pub(crate) struct DirLook {
     pub at: std::time::Instant,
 }
 
-/// A fid: the node it names, whether that is a directory, and once open
-/// what it reads. Small, because a kernel mount keeps a million.
-#[derive(Clone, Debug)]
-pub(crate) struct Fid {
-    pub node: NodeId,
-    pub is_dir: bool,
-    pub open: Option<Box<FidOpen>>,
-}
-
-impl Fid {
-    pub(crate) fn new(node: NodeId, is_dir: bool) -> Self {
-        Fid { node, is_dir, open: None }
-    }
-
-    pub(crate) fn opened(&self) -> Option<&Opened> {
-        self.open.as_ref().map(|o| &o.what)
-    }
-}
-
 /// A reply encoded in place in the queue (`Conn::begin_in_place`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum InPlace {
@@ -291,10 +219,7 @@ pub(crate) struct Conn {
     pub send_off: usize,
     /// Bytes its parked records hold (read buffers), until each is reaped.
     pub charged: usize,
-    pub fids: KeyMap<u32, Fid>,
-    /// Walks in flight that will make a new fid: they count against the
-    /// fid caps before they land.
-    pub fids_reserved: super::count::Count,
+    pub fids: super::fids::Fids,
     /// Parked requests by tag, each naming its record in the server's slab.
     pub parked: KeyMap<u16, usize>,
     /// Of those, reads of `wait` files (not held to `REQS_PARKED_MAX`).
@@ -334,8 +259,7 @@ impl Conn {
             send_len: 0,
             send_off: 0,
             charged: 0,
-            fids: key_map(),
-            fids_reserved: Default::default(),
+            fids: Default::default(),
             parked: key_map(),
             waits_parked: Default::default(),
             only_one: false,
@@ -414,15 +338,7 @@ impl Conn {
 
     /// Fids it holds and will hold once its walks in flight land.
     pub(crate) fn fids_counted(&self) -> usize {
-        self.fids.len() + self.fids_reserved.get()
-    }
-
-    /// Give back a fid table's memory once most of it is free: a million
-    /// clunked fids must not keep a million fids' worth of table.
-    pub(crate) fn shrink_fids(&mut self) {
-        if self.fids.capacity() > 64 && self.fids.len() < self.fids.capacity() / 4 {
-            self.fids.shrink_to(self.fids.len() * 2);
-        }
+        self.fids.counted()
     }
 
     /// Append a reply to the queue, tracing it when asked. This and the
@@ -529,29 +445,5 @@ impl Conn {
                 self.rbuf = vec![0; RBUF_BYTES_MIN];
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clunking_most_of_a_hundred_thousand_fids_gives_the_table_back() {
-        const FIDS: u32 = 100_000;
-        const KEPT: u32 = 5;
-        let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
-        let mut conn = Conn::new(OwnedFd::from(ours), 1, 0, 8192);
-        for fid in 0..FIDS {
-            conn.fids.insert(fid, Fid::new(NodeId::Static(0), false));
-        }
-        assert!(conn.fids.capacity() >= FIDS as usize);
-        // As `dispatch::clunk` does: remove the fid, then shrink.
-        for fid in KEPT..FIDS {
-            conn.fids.remove(&fid);
-            conn.shrink_fids();
-        }
-        assert_eq!(conn.fids.len(), KEPT as usize);
-        assert!(conn.fids.capacity() <= 64, "{} fids keep a table of {}", KEPT, conn.fids.capacity());
     }
 }

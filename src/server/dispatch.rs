@@ -16,8 +16,9 @@ use crate::errors::Error;
 use crate::proto::{self, Dialect, Qid, Rmsg, Tmsg, IOHDRSZ, NOFID, QTFILE};
 use crate::tree::{self, Attr, Loc, Part, SPart};
 
-use super::conn::{Conn, Fid, FidOpen, InPlace, Opened, Phase};
+use super::conn::{Conn, InPlace, Phase};
 use super::dotl::Intent;
+use super::fids::{Fid, FidOpen, Opened};
 use super::jobs::{self, chat::ChatView, ChatOf, Decided, Job, Reply};
 use super::jobs::{wait::Wait, wait_all::WaitAll};
 use super::watch::Reader;
@@ -138,14 +139,12 @@ fn version_(w: &mut World, conn: &mut Conn, tag: u16, msize: u32, version: &[u8]
 /// every fid. Returns the forgotten records, for the server to reap.
 pub(crate) fn reset_session(w: &mut World, conn: &mut Conn) -> Vec<usize> {
     let forgotten = conn.parked.drain().map(|(_, key)| key).collect();
-    w.fids_total.give(conn.fids.len());
-    for (_, fid) in conn.fids.drain() {
+    for fid in conn.fids.clear(&mut w.fids_total) {
         w.tree.release(fid.node);
         if let Some(open) = fid.open {
             w.release_opened(open.what);
         }
     }
-    conn.shrink_fids();
     super::reply::keep_listing(w, conn, None);
     conn.dir_looks.clear();
     forgotten
@@ -164,8 +163,7 @@ fn attach(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, afid: u32, aname: 
     w.fid_room(conn)?;
     let root = w.tree.root();
     w.tree.acquire(root);
-    conn.fids.insert(fid, Fid::new(root, true));
-    w.fids_total.take(1);
+    conn.fids.bind(&mut w.fids_total, fid, Fid::new(root, true));
     conn.reply(tag, &Rmsg::Attach { qid: w.tree.static_qid(0) }, w.cfg.trace);
     Ok(None)
 }
@@ -286,7 +284,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             let found = w.agents.get(*slot, *gen).map(|a| a.found);
             let qid = Qid { ty: QTFILE, version: 0, path: tree::agent_qid_path(found.as_ref(), *part) };
             let what = Opened::Zmx { slot: *slot, gen: *gen };
-            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(FidOpen::new(what)));
+            let _ = conn.fids.open(fid, FidOpen::new(what));
             conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
         }
@@ -314,7 +312,7 @@ fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::Nod
                 crate::tree::HEALTH => Opened::Text(std::rc::Rc::new(w.tree.fact_text(i).into_bytes())),
                 _ => Opened::Fact(i),
             };
-            conn.fids.get_mut(&fid).expect("checked above").open = Some(Box::new(FidOpen::new(what)));
+            let _ = conn.fids.open(fid, FidOpen::new(what));
             let qid = w.tree.static_qid(i);
             conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
@@ -429,7 +427,7 @@ fn read_dir(
     offset: u64,
     count: u32,
 ) -> Decided {
-    let open = conn.fids[&fid].open.as_deref().expect("checked by read");
+    let open = conn.fids.get(&fid).and_then(|f| f.open.as_deref()).expect("checked by read");
     let index = match offset {
         0 => 0,
         o if o == open.dir_offset => open.dir_index as usize,
@@ -448,7 +446,7 @@ fn read_dir(
     }
     let written = conn.outq.len() - data_start;
     conn.reply_in_place(tag, start, InPlace::ReadDir9p, w.cfg.trace);
-    let open = conn.fids.get_mut(&fid).and_then(|f| f.open.as_deref_mut()).expect("checked by read");
+    let open = conn.fids.open_mut(fid).expect("checked by read");
     open.dir_offset = offset + written as u64;
     open.dir_index = next as u32;
     Ok(None)
@@ -542,7 +540,7 @@ fn reuse_look_for_getattr(conn: &mut Conn, node: tree::NodeId) -> bool {
 }
 
 fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
-    let f = conn.fids.remove(&fid).ok_or(Error::UnknownFid)?;
+    let f = conn.fids.clunk(&mut w.fids_total, fid).ok_or(Error::UnknownFid)?;
     if conn.look.as_ref().is_some_and(|l| l.node == f.node) {
         conn.look = None;
     }
@@ -553,12 +551,10 @@ fn clunk(w: &mut World, conn: &mut Conn, fid: u32) -> Result<(), Error> {
     if let Some(l) = conn.listed.as_deref_mut().filter(|l| l.open_fid == fid) {
         super::reply::release_listed_dir(w, l);
     }
-    w.fids_total.give(1);
     w.tree.release(f.node);
     if let Some(open) = f.open {
         w.release_opened(open.what);
     }
-    conn.shrink_fids();
     Ok(())
 }
 

@@ -18,7 +18,8 @@ use crate::errors::Error;
 use crate::proto::{self, Rmsg, Statfs, Tmsg};
 use crate::tree::{Loc, Part};
 
-use super::conn::{Conn, Fid, FidOpen, InPlace, Opened};
+use super::conn::{Conn, InPlace};
+use super::fids::{Fid, FidOpen, Opened};
 use super::jobs::Decided;
 use super::world::World;
 
@@ -159,12 +160,11 @@ fn xattrwalk(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, newfid: u32, na
     }
     if newfid != fid {
         w.fid_room(conn)?;
-        w.fids_total.take(1);
     }
     w.tree.acquire(node);
     let mut xattrs = Fid::new(node, false);
     xattrs.open = Some(Box::new(FidOpen::new(Opened::Xattrs)));
-    if let Some(old) = conn.fids.insert(newfid, xattrs) {
+    if let Some(old) = conn.fids.bind(&mut w.fids_total, newfid, xattrs) {
         w.tree.release(old.node);
         if let Some(open) = old.open {
             w.release_opened(open.what);

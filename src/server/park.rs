@@ -35,12 +35,12 @@ use slab::Slab;
 use crate::errors::Error;
 use crate::ring::{Completion, Sub};
 
-use super::conn::KeyMap;
 use super::jobs::{
     observe::Observe,
     refresh::{Refresh, TranscriptKey, CHAT_FRESH_FOR},
     Cx, Event, Job, Need, Step,
 };
+use super::keymap::KeyMap;
 pub(crate) use super::ops::Id;
 use super::ops::Token;
 use super::recent::Recent;
@@ -170,8 +170,7 @@ impl Server {
         conn.waits_parked.take(usize::from(wait));
         self.world.waits.parked.take(usize::from(wait));
         if reserved {
-            conn.fids_reserved.take(1);
-            self.world.fids_total.take(1);
+            conn.fids.reserve(&mut self.world.fids_total);
         }
         let owner = Owner::Client { conn: idx, conn_gen: conn.gen, tag };
         let id = self.reqs.insert(owner, job, charge, reserved);
@@ -338,13 +337,13 @@ impl Server {
                 c.charged -= rec.charge as usize;
                 c.waits_parked.give(usize::from(rec.wait));
                 if rec.reserved_fid {
-                    c.fids_reserved.give(1);
+                    c.fids.unreserve(&mut self.world.fids_total);
                 }
                 self.dirty.push(conn);
+            } else if rec.reserved_fid {
+                // Its connection went, and its fids with it.
+                self.world.fids_total.give(1);
             }
-        }
-        if rec.reserved_fid {
-            self.world.fids_total.give(1);
         }
         self.world.waits.parked.give(usize::from(rec.wait));
         let mut none = 0;

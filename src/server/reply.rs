@@ -13,7 +13,8 @@ use crate::meta::Meta;
 use crate::proto::{Dialect, Rmsg, WalkQids};
 use crate::tree::{Entry, Tree};
 
-use super::conn::{Conn, Fid, FidOpen, Listed, Look, Opened};
+use super::conn::{Conn, Listed, Look};
+use super::fids::{Fid, FidOpen, Opened};
 use super::jobs::cx::Cursor;
 use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
@@ -53,23 +54,26 @@ pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Resu
         {
             conn.error(tag, Error::TooManyOpenFiles, trace);
         }
-        Reply::Open { fid, qid, opened } => match conn.fids.get_mut(&fid) {
-            Some(f) if f.open.is_none() => {
-                if let Opened::Dir(entries) = &opened {
-                    world.held.entries.take(entries.len());
+        Reply::Open { fid, qid, opened } => {
+            let size = match &opened {
+                Opened::File { size, .. } => Some(*size),
+                _ => None,
+            };
+            let entries = match &opened {
+                Opened::Dir(entries) => entries.len(),
+                _ => 0,
+            };
+            match conn.fids.open(fid, FidOpen::new(opened)) {
+                Ok(()) => {
+                    world.held.entries.take(entries);
+                    conn.reply_open(tag, qid, size, trace);
                 }
-                let size = match &opened {
-                    Opened::File { size, .. } => Some(*size),
-                    _ => None,
-                };
-                f.open = Some(Box::new(FidOpen { what: opened, dir_offset: 0, dir_index: 0 }));
-                conn.reply_open(tag, qid, size, trace);
+                Err(open) => {
+                    discard(world, Ok(Reply::Open { fid, qid, opened: open.what }));
+                    conn.error(tag, Error::UnknownFid, trace);
+                }
             }
-            _ => {
-                discard(world, Ok(Reply::Open { fid, qid, opened }));
-                conn.error(tag, Error::UnknownFid, trace);
-            }
-        },
+        }
         Reply::Write { count } => conn.reply(tag, &Rmsg::Write { count }, trace),
         Reply::Wait { reader, bytes, cursor } => {
             let count = bytes.len() - RREAD_HEADER_BYTES;
@@ -102,10 +106,7 @@ fn bind_walked(
         }
         conn.look = Some(Box::new(Look { node, meta: m, at: Instant::now(), statted: false }));
     }
-    if newfid != fid {
-        world.fids_total.take(1);
-    }
-    if let Some(old) = conn.fids.insert(newfid, Fid::new(node, is_dir)) {
+    if let Some(old) = conn.fids.bind(&mut world.fids_total, newfid, Fid::new(node, is_dir)) {
         debug_assert_eq!(fid, newfid);
         world.tree.release(old.node);
         if let Some(open) = old.open {

@@ -15,7 +15,8 @@ use crate::ring::{Ring, Sub};
 use crate::tree::Tree;
 
 use super::config::Config;
-use super::conn::{Conn, Opened};
+use super::conn::Conn;
+use super::fids::Opened;
 use super::limits::RateLog;
 use super::ops::Token;
 use super::watch::{Gone, Waits};

@@ -17,7 +17,7 @@ use crate::meta::QID_PATH_SYNTHETIC;
 use crate::proto::{Qid, QTFILE};
 use crate::tree::{agent_qid_path, Attr, Entry, Loc, Part, SPart};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::cx::{fail, ChatOf, Cx, Event, Need, Reply, Step};
 
 pub(crate) struct ChatView {

@@ -11,7 +11,7 @@ use crate::ring::Completion;
 use crate::tree::{Entry, Loc, Tree};
 
 use super::super::config::Config;
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::super::listings::Listings;
 use super::super::ops::{Ops, Token};
 use super::super::probe::{Batch, Progress};

@@ -17,7 +17,7 @@ use crate::facts::{Facts, Root, Want};
 use crate::meta::Meta;
 use crate::tree::{text_version, Attr, Entry, Loc, Part};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::cx::{fail, Cx, Event, Reply, Step};
 use super::gather::{Gather, Ran};
 use super::usage::UsageSum;

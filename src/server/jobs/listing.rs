@@ -13,7 +13,7 @@ use std::rc::Rc;
 use crate::errors::Error;
 use crate::tree::{Attr, Loc, Part, Presence, ACTIVE};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::cx::{drive, fail, Cx, Event, Reply, Step};
 

@@ -23,8 +23,8 @@ use crate::meta::Meta;
 use crate::proto::Qid;
 use crate::tree::{self, Entry, Loc, Presence};
 
-use super::super::conn::Opened;
 use super::super::dirents::Dirents;
+use super::super::fids::Opened;
 use super::super::probe::{means_absent, Batch, Kind, Probe, Target};
 use super::super::world::OPEN_FILES_MAX;
 use super::cx::{drive, drive_look, fail, Cx, Event, Reply, Step};

@@ -13,7 +13,7 @@ use crate::proto::{Qid, QTFILE};
 use crate::sessions::{self, SField, SessionKey, Sub};
 use crate::tree::{sessions::qid_path, text_version, Attr, Entry, Loc, SPart};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::cx::{fail, ChatOf, Cx, Event, Reply, Step};
 use super::gather::{Gather, Ran};
 use super::usage::UsageSum;

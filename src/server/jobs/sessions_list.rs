@@ -19,7 +19,7 @@ use crate::harness::Harness;
 use crate::sessions::{self, SessionKey};
 use crate::tree::{Attr, Entry, Loc, SPart};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::cx::{drive, fail, Cx, Event, Reply, Step};
 use super::gather::{Gather, Ran};

@@ -28,7 +28,7 @@ use crate::errors::Error;
 use crate::proto::{self, Qid, QTFILE};
 use crate::tree::{agent_qid_path, chat_format, Part};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::super::watch::{hold, AgentCursor, AgentKey, Reader, ReaderRef, Seen};
 use super::cx::{fail, Cursor, Cx, Event, Need, Reply, Step};
 

@@ -17,7 +17,7 @@ use crate::active::derive::{self as active, Watched};
 use crate::errors::Error;
 use crate::proto::{self, Qid};
 
-use super::super::conn::Opened;
+use super::super::fids::Opened;
 use super::super::watch::{hold_for_machine, AgentKey, MachineCursor, Reader, ReaderRef};
 use super::cx::{fail, Cursor, Cx, Event, Reply, Step};
 use super::gather::{Gather, Ran};

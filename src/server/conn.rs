@@ -86,7 +86,7 @@ pub(crate) const LOOK_REUSE_FOR: std::time::Duration = std::time::Duration::from
 pub(crate) struct Look {
     pub node: NodeId,
     pub meta: Meta,
-    pub at: std::time::Instant,
+    pub at: super::fresh::Seen,
     /// A Tgetattr has answered from it: the next one looks again.
     pub statted: bool,
 }
@@ -94,7 +94,7 @@ pub(crate) struct Look {
 impl Look {
     /// Does it stand for a look at `node` now?
     pub(crate) fn fresh_for(&self, node: NodeId) -> bool {
-        self.node == node && self.at.elapsed() < LOOK_REUSE_FOR
+        self.node == node && self.at.stands(LOOK_REUSE_FOR)
     }
 }
 
@@ -122,7 +122,7 @@ pub const LISTING_REUSE_FOR_MS: u64 = 1_000;
 #[derive(Debug)]
 pub(crate) struct Listed {
     pub dir: NodeId,
-    pub at: std::time::Instant,
+    pub at: super::fresh::Seen,
     /// Sorted by name, as every snapshot is.
     pub entries: Rc<Vec<Entry>>,
     /// `metas[i]` is what the listing's statx of `entries[i]` saw.
@@ -137,7 +137,7 @@ pub(crate) struct Listed {
 impl Listed {
     /// Is it within `window` (`--listing-window`) of being made?
     pub(crate) fn fresh(&self, window: std::time::Duration) -> bool {
-        self.at.elapsed() < window
+        self.at.stands(window)
     }
 
     /// The entry `name` of directory `dir`, if this is its listing.
@@ -170,7 +170,7 @@ pub(crate) const DIR_LOOKS_KEPT: usize = 8;
 pub(crate) struct DirLook {
     pub loc: Loc,
     pub meta: Meta,
-    pub at: std::time::Instant,
+    pub at: super::fresh::Seen,
 }
 
 /// A reply encoded in place in the queue (`Conn::begin_in_place`).
@@ -274,14 +274,14 @@ impl Conn {
 
     /// What a walk looked at lately in directory `loc`, within `window`.
     pub(crate) fn dir_look(&self, loc: &Loc, window: std::time::Duration) -> Option<&Meta> {
-        self.dir_looks.iter().find(|d| d.loc == *loc && d.at.elapsed() < window).map(|d| &d.meta)
+        self.dir_looks.iter().find(|d| d.loc == *loc && d.at.stands(window)).map(|d| &d.meta)
     }
 
     /// Keep a look at directory `loc` made `at`, unless one still fresh is
     /// kept (a look answered from it must not renew it).
-    pub(crate) fn keep_dir_look(&mut self, loc: &Loc, meta: Meta, at: std::time::Instant, window: std::time::Duration) {
+    pub(crate) fn keep_dir_look(&mut self, loc: &Loc, meta: Meta, at: super::fresh::Seen, window: std::time::Duration) {
         match self.dir_looks.iter().position(|d| d.loc == *loc) {
-            Some(i) if self.dir_looks[i].at.elapsed() < window => {}
+            Some(i) if self.dir_looks[i].at.stands(window) => {}
             Some(i) => self.dir_looks[i] = DirLook { loc: loc.clone(), meta, at },
             None => {
                 if self.dir_looks.len() >= DIR_LOOKS_KEPT {

@@ -24,6 +24,7 @@ mod dirents;
 pub mod dispatch;
 mod dotl;
 mod fids;
+mod fresh;
 mod jobs;
 mod keymap;
 mod limits;

@@ -9,7 +9,7 @@
 use std::ffi::{CStr, CString};
 use std::os::fd::OwnedFd;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::ring::{Ring, Sub};
 
@@ -119,7 +119,7 @@ pub(crate) struct Bases {
 struct KeptBase {
     path: CString,
     fd: Rc<OwnedFd>,
-    at: Instant,
+    at: super::fresh::Seen,
 }
 
 impl Bases {
@@ -132,7 +132,7 @@ impl Bases {
     pub(crate) fn expire(&mut self, ring: &mut Ring<Token>) {
         self.timer = false;
         let window = self.window;
-        for k in self.kept.extract_if(.., |k| k.at.elapsed() >= window) {
+        for k in self.kept.extract_if(.., |k| !k.at.stands(window)) {
             release_shared(ring, k.fd);
         }
         self.arm(ring);
@@ -157,7 +157,7 @@ impl Bases {
     /// The base at `path`, if it was opened within the window.
     pub(crate) fn get(&self, path: &CStr) -> Option<Rc<OwnedFd>> {
         let k = self.kept.iter().find(|k| k.path.as_c_str() == path)?;
-        (k.at.elapsed() < self.window).then(|| k.fd.clone())
+        k.at.stands(self.window).then(|| k.fd.clone())
     }
 
     /// Keep a base just opened (if there is a window), letting go of what
@@ -167,7 +167,7 @@ impl Bases {
         if self.window.is_zero() {
             return None;
         }
-        let fresh = KeptBase { path: path.to_owned(), fd: fd.clone(), at: Instant::now() };
+        let fresh = KeptBase { path: path.to_owned(), fd: fd.clone(), at: super::fresh::Seen::now() };
         match self.kept.iter_mut().find(|k| k.path.as_c_str() == path) {
             Some(k) => Some(std::mem::replace(k, fresh).fd),
             None => {

@@ -10,11 +10,13 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+use super::fresh::Seen;
+
 /// Entries a map may hold before its first prune.
 const PRUNE_FLOOR: usize = 64;
 
 pub(crate) struct Recent<K, V> {
-    map: HashMap<K, (V, Instant)>,
+    map: HashMap<K, (V, Seen)>,
     fresh_for: Duration,
     prune_at: usize,
 }
@@ -28,16 +30,16 @@ impl<K: Hash + Eq, V> Recent<K, V> {
     pub(crate) fn put(&mut self, key: K, value: V, now: Instant) {
         if self.map.len() >= self.prune_at {
             let fresh_for = self.fresh_for;
-            self.map.retain(|_, (_, at)| now.saturating_duration_since(*at) < fresh_for);
+            self.map.retain(|_, (_, at)| at.stands_at(fresh_for, now));
             self.prune_at = (self.map.len() * 2).max(PRUNE_FLOOR);
         }
-        self.map.insert(key, (value, now));
+        self.map.insert(key, (value, Seen::at(now)));
     }
 
     /// What was seen for `key` less than `fresh_for` before `now`.
     pub(crate) fn get(&self, key: &K, now: Instant) -> Option<&V> {
         let (v, at) = self.map.get(key)?;
-        (now.saturating_duration_since(*at) < self.fresh_for).then_some(v)
+        at.stands_at(self.fresh_for, now).then_some(v)
     }
 
     /// Forget `key` (what was seen no longer holds).

@@ -15,6 +15,7 @@ use crate::tree::{Entry, Tree};
 
 use super::conn::{Conn, Listed, Look};
 use super::fids::{Fid, FidOpen, Opened};
+use super::fresh::Seen;
 use super::jobs::cx::Cursor;
 use super::jobs::read::RREAD_HEADER_BYTES;
 use super::jobs::Reply;
@@ -24,7 +25,6 @@ use super::world::{release_file, World, OPEN_FILES_MAX};
 use crate::ring::Sub;
 use std::collections::BTreeSet;
 use std::rc::Rc;
-use std::time::Instant;
 
 /// Write the answer to `tag` on `conn`.
 pub(crate) fn deliver(world: &mut World, conn: &mut Conn, tag: u16, result: Result<Reply, Error>) {
@@ -102,9 +102,9 @@ fn bind_walked(
     // A clone (no names) keeps the look of the file it names.
     if let Some((m, names)) = look {
         if is_dir && names == 1 && !world.cfg.listing_window.is_zero() {
-            conn.keep_dir_look(&loc, m, Instant::now(), world.cfg.listing_window);
+            conn.keep_dir_look(&loc, m, Seen::now(), world.cfg.listing_window);
         }
-        conn.look = Some(Box::new(Look { node, meta: m, at: Instant::now(), statted: false }));
+        conn.look = Some(Box::new(Look { node, meta: m, at: Seen::now(), statted: false }));
     }
     if let Some(old) = conn.fids.bind(&mut world.fids_total, newfid, Fid::new(node, is_dir)) {
         debug_assert_eq!(fid, newfid);
@@ -134,7 +134,7 @@ fn deliver_listed(
         if Rc::ptr_eq(kept, &entries) && !world.cfg.listing_window.is_zero() {
             let dir_fd = fd.take().filter(|_| world.held.files.get() < OPEN_FILES_MAX).map(Rc::new);
             world.held.files.take(usize::from(dir_fd.is_some()));
-            let at = Instant::now();
+            let at = Seen::now();
             listed = Some(Box::new(Listed { dir, at, entries, metas, dir_fd, open_fid: fid }));
         }
     }

@@ -237,25 +237,16 @@ fn world(opts: &Opts, s: &Scratch) -> io::Result<PathBuf> {
             std::fs::write(dir.join("cmdline"), b"bash\0-l\0")?;
             continue;
         }
-        agent(&dir, &claude, &project, pid, i, &middle, start)?;
+        agent(&dir, &claude, &project, pid, i, start)?;
     }
     Ok(proc)
 }
 
 /// Agent `i` at pid `pid`: its process, its record (idle), its transcript.
-fn agent(dir: &Path, claude: &Path, project: &Path, pid: u32, i: usize, middle: &str, start: u64) -> io::Result<()> {
-    std::fs::create_dir_all(dir.join("fd"))?;
-    std::fs::write(dir.join("stat"), format!("{pid} (claude) S 1 {middle} {start} 5000 300\n"))?;
-    std::fs::write(dir.join("cmdline"), b"claude\0")?;
-    std::fs::write(dir.join("environ"), b"")?;
-    std::os::unix::fs::symlink(CWD, dir.join("cwd"))?;
-    for n in 0..3 {
-        std::os::unix::fs::symlink("/dev/null", dir.join("fd").join(n.to_string()))?;
-    }
+fn agent(dir: &Path, claude: &Path, project: &Path, pid: u32, i: usize, start: u64) -> io::Result<()> {
+    harness::fixture_claude_process(dir, pid, start, CWD)?;
     let sid = format!("00000000-0000-4000-8000-{i:012}");
-    let record = format!(
-        r#"{{"pid":{pid},"sessionId":"{sid}","cwd":"{CWD}","procStart":"{start}","status":"idle","name":"bench-{i}"}}"#
-    );
+    let record = harness::claude_record(pid, &sid, CWD, start, "idle", &format!("bench-{i}"));
     std::fs::write(claude.join("sessions").join(format!("{pid}.json")), record)?;
     let line = format!(
         "{{\"type\":\"user\",\"cwd\":\"{CWD}\",\"sessionId\":\"{sid}\",\"message\":{{\"role\":\"user\",\"content\":\"hello\"}},\"timestamp\":\"2026-11-28T10:00:00.000Z\"}}\n"

@@ -127,6 +127,29 @@ impl Scratch {
     }
 }
 
+/// `<proc>/<pid>/` of a fixture Claude Code agent: its stat (starting at
+/// `start` ticks), command line, empty environment, `cwd` and fds 0-2 on
+/// /dev/null.
+pub(crate) fn fixture_claude_process(dir: &Path, pid: u32, start: u64, cwd: &str) -> io::Result<()> {
+    std::fs::create_dir_all(dir.join("fd"))?;
+    let middle = vec!["0"; 17].join(" ");
+    std::fs::write(dir.join("stat"), format!("{pid} (claude) S 1 {middle} {start} 5000 300\n"))?;
+    std::fs::write(dir.join("cmdline"), b"claude\0")?;
+    std::fs::write(dir.join("environ"), b"")?;
+    std::os::unix::fs::symlink(cwd, dir.join("cwd"))?;
+    for n in 0..3 {
+        std::os::unix::fs::symlink("/dev/null", dir.join("fd").join(n.to_string()))?;
+    }
+    Ok(())
+}
+
+/// A Claude Code registry record (`~/.claude/sessions/<pid>.json`).
+pub(crate) fn claude_record(pid: u32, sid: &str, cwd: &str, start: u64, status: &str, name: &str) -> String {
+    format!(
+        r#"{{"pid":{pid},"sessionId":"{sid}","cwd":"{cwd}","procStart":"{start}","status":"{status}","name":"{name}"}}"#
+    )
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);

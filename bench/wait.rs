@@ -407,17 +407,7 @@ impl World {
     /// Agent `a`: its process, its record (idle), its transcript.
     fn add(&self, a: usize) -> io::Result<()> {
         let pid = self.pid(a);
-        let dir = self.proc.join(pid.to_string());
-        std::fs::create_dir_all(dir.join("fd"))?;
-        let start = 500_000 + u64::from(pid);
-        let middle = vec!["0"; 17].join(" ");
-        std::fs::write(dir.join("stat"), format!("{pid} (claude) S 1 {middle} {start} 5000 300\n"))?;
-        std::fs::write(dir.join("cmdline"), b"claude\0")?;
-        std::fs::write(dir.join("environ"), b"")?;
-        std::os::unix::fs::symlink(CWD, dir.join("cwd"))?;
-        for n in 0..3 {
-            std::os::unix::fs::symlink("/dev/null", dir.join("fd").join(n.to_string()))?;
-        }
+        harness::fixture_claude_process(&self.proc.join(pid.to_string()), pid, 500_000 + u64::from(pid), CWD)?;
         std::fs::write(self.record(a), self.record_text(a, "idle"))?;
         let mut t = String::new();
         for k in 0..MESSAGES0 {
@@ -432,11 +422,7 @@ impl World {
 
     fn record_text(&self, a: usize, status: &str) -> String {
         let pid = self.pid(a);
-        format!(
-            r#"{{"pid":{pid},"sessionId":"{}","cwd":"{CWD}","procStart":"{}","status":"{status}","name":"bench-{a}"}}"#,
-            World::sid(a),
-            500_000 + u64::from(pid)
-        )
+        harness::claude_record(pid, &World::sid(a), CWD, 500_000 + u64::from(pid), status, &format!("bench-{a}"))
     }
 
     fn transcript(&self, a: usize) -> PathBuf {

@@ -109,17 +109,7 @@ fn a_usage_read_again_is_the_digests_while_the_file_is_as_indexed_and_an_index_o
     // (CHAT_FRESH_FOR), so the new count comes once that moment is past;
     // b's chat listed each time takes the one index, so a's usage is its
     // digest's or an index anew.
-    let file = std::fs::File::options().write(true).open(&path).unwrap();
-    let mtime = file.metadata().unwrap().modified().unwrap();
-    let mut body = std::fs::read(&path).unwrap();
-    let end = body.len() - br#""cache_read_input_tokens":0}}}"#.len() - 1;
-    body[end..end + 28].copy_from_slice(br#""cache_read_input_tokens":7}"#);
-    std::fs::write(&path, &body).unwrap();
-    file.set_modified(mtime).unwrap();
-    let cache_read = |u: &[u8]| -> u64 {
-        let text = String::from_utf8_lossy(u).to_string();
-        text.lines().find_map(|l| l.strip_prefix("cache_read ")).unwrap().parse().unwrap()
-    };
+    rewrite_last_cache_read(&path, b'0', b'7');
     let want = cache_read(&after) + 7;
     let got = poll(std::time::Duration::from_secs(10), || {
         chat_names(&mut c, &format!("/sessions/claude/{b}/chat"));
@@ -165,17 +155,7 @@ fn a_file_indexed_after_it_settled_is_counted_again_from_a_look_until_it_changes
 
     // Touched back to its old mtime after a change: the ctime still moved,
     // and it is indexed again.
-    let file = std::fs::File::options().write(true).open(&path).unwrap();
-    let mtime = file.metadata().unwrap().modified().unwrap();
-    let mut body = std::fs::read(&path).unwrap();
-    let end = body.len() - br#""cache_read_input_tokens":2}}}"#.len() - 1;
-    body[end..end + 28].copy_from_slice(br#""cache_read_input_tokens":9}"#);
-    std::fs::write(&path, &body).unwrap();
-    file.set_modified(mtime).unwrap();
-    let cache_read = |u: &[u8]| -> u64 {
-        let text = String::from_utf8_lossy(u).to_string();
-        text.lines().find_map(|l| l.strip_prefix("cache_read ")).unwrap().parse().unwrap()
-    };
+    rewrite_last_cache_read(&path, b'2', b'9');
     let want = cache_read(&first) + 7;
     let got = poll(std::time::Duration::from_secs(10), || {
         let now = cache_read(&usage(&mut c, &a));
@@ -183,4 +163,24 @@ fn a_file_indexed_after_it_settled_is_counted_again_from_a_look_until_it_changes
         Some(()).filter(|()| now == want)
     });
     assert!(got.is_some(), "the rewritten file's usage never counted its new bytes:\n{}", d.stderr());
+}
+
+/// The transcript's last record's `cache_read_input_tokens`, one digit
+/// `from`, rewritten in place as `to`, and its mtime set back to what it
+/// was: the same size and mtime, other bytes (and a later ctime).
+fn rewrite_last_cache_read(path: &std::path::Path, from: u8, to: u8) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    let mtime = file.metadata().unwrap().modified().unwrap();
+    let mut body = std::fs::read(path).unwrap();
+    let digit = body.len() - b"}}}".len() - 1 - 1;
+    assert_eq!(body[digit], from, "the last record ends in cache_read_input_tokens {}", from as char);
+    body[digit] = to;
+    std::fs::write(path, &body).unwrap();
+    file.set_modified(mtime).unwrap();
+}
+
+/// The `cache_read` line of a `usage`.
+fn cache_read(usage: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(usage).to_string();
+    text.lines().find_map(|l| l.strip_prefix("cache_read ")).unwrap().parse().unwrap()
 }

@@ -63,7 +63,7 @@ pub(crate) fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Ve
     let mut waiting = false;
     for (pid, ino) in listing.iter().filter_map(|n| Some((pid_of(&n.name)?, n.ino))) {
         let verdict = match ctx.known.get(&pid) {
-            Some(&(known, h)) if known == ino => h,
+            Some(&(known, h)) if known == ino && ino != PROC_INO_UNKNOWN => h,
             _ => match facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, needs) {
                 Some(cmdline) => proc::classify(cmdline),
                 None => {
@@ -112,6 +112,11 @@ pub(crate) fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Ve
     complete.then_some(out)
 }
 
+/// The inode procfs reports for a `<proc>/<pid>` entry it could not make
+/// an inode for (`proc_fill_cache`'s fallback): it names no process, so no
+/// verdict is trusted by it.
+const PROC_INO_UNKNOWN: u64 = 1;
+
 /// The verdicts a scan over `facts` came to by reading command lines
 /// (those `ctx.known` did not hold): pid, its `<proc>` entry's inode, the
 /// harness its command line names. A command line that could not be read
@@ -122,7 +127,7 @@ pub(crate) fn judged(ctx: &Ctx, facts: &Facts) -> Vec<(u32, u64, Option<Harness>
     listing
         .iter()
         .filter_map(|n| Some((pid_of(&n.name)?, n.ino)))
-        .filter(|(pid, ino)| ctx.known.get(pid).is_none_or(|(known, _)| known != ino))
+        .filter(|(pid, ino)| ctx.known.get(pid).is_none_or(|(known, _)| known != ino || *ino == PROC_INO_UNKNOWN))
         .filter_map(|(pid, ino)| {
             let max = CMDLINE_BYTES_MAX.min(crate::facts::SLURP_BYTES_MAX);
             let want = Want::Bytes { root: Root::Proc, rel: pid_rel(pid, "cmdline"), max };

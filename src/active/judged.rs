@@ -10,7 +10,8 @@
 //! directory, as the listing of `<proc>` reports it: procfs makes a new
 //! inode for a new process, so a reused pid is judged again, and an inode
 //! the kernel dropped from its cache and made again costs one more read,
-//! never a wrong verdict. One thing keeps a process's identity and changes
+//! never a wrong verdict. (An entry procfs could not make an inode for is
+//! listed with inode 1: no verdict stands by that.) One thing keeps a process's identity and changes
 //! what it is: an exec (`sh -c 'exec claude'`, an `env node` shebang). So
 //! a verdict is trusted for a while, then judged again, the while doubling
 //! each time the verdict stands, from `REJUDGE_FIRST` to `REJUDGE_MAX`: a

@@ -623,6 +623,26 @@ fn a_process_whose_verdict_is_known_is_not_read_again_and_the_verdicts_come_back
     assert!(read.contains(&"80/stat".to_string()), "an agent's stat is read every scan: {read:?}");
 }
 
+/// procfs lists an entry it could not make an inode for with inode 1: a
+/// verdict kept under that inode names no process, and is not trusted.
+#[test]
+fn a_verdict_known_by_procfs_fallback_inode_is_not_trusted() {
+    let mut facts = Facts::default();
+    let listing = vec![crate::facts::Name { name: b"90".to_vec(), ino: 1, d_type: libc::DT_DIR }];
+    facts.insert(Want::List { root: Root::Proc, rel: Vec::new() }, Ok(crate::facts::Fact::Names(listing.into())));
+    let ctx = Ctx { known: std::rc::Rc::new([(90, (1, None))].into_iter().collect()), ..Ctx::default() };
+    let mut needs = Vec::new();
+    assert!(scan(&ctx, &facts, &mut needs).is_none());
+    let wanted: Vec<String> = needs
+        .iter()
+        .filter_map(|w| match w {
+            Want::Bytes { rel, .. } => Some(String::from_utf8_lossy(rel).into_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(wanted, ["90/cmdline"], "its command line is read again");
+}
+
 /// An exec keeps the pid and the inode: the verdict known says what the
 /// process was, until it is judged again.
 #[test]

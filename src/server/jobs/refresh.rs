@@ -262,42 +262,57 @@ impl Refresh {
             let probe = Probe::new(Target::Beneath(self.backing.clone()), kind, cx.cfg.allow_hard_links);
             self.stage = Stage::Open(Batch::one(probe));
         }
-        match (&mut self.stage, ev) {
-            (Stage::Open(batch), ev) => match drive(batch, &mut cx.ops, ev) {
-                Err(step) => step,
-                Ok(()) => self.opened(cx),
-            },
-            (Stage::Inflate(inf), Event::Done(OP_INFLATE, c)) => match inf.landed(c.fd, c.result, c.buf) {
-                Ok(()) => Step::Yield,
-                Err(e) => self.inflate_failed(cx, e),
-            },
-            (Stage::Inflate(_), Event::Resume) => self.inflate_step(cx),
-            (Stage::Digest(_), Event::Done(op, c)) if op == OP_HEAD || op == OP_TAIL => {
-                let bytes = if c.result < 0 { Vec::new() } else { c.buf };
-                *if op == OP_HEAD { &mut self.head } else { &mut self.tail } = Some(bytes);
-                self.digest_checked(cx)
-            }
-            (Stage::Verify, Event::Done(op, c)) if op == OP_HEAD || op == OP_TAIL => {
-                let bytes = if c.result < 0 { Vec::new() } else { c.buf };
-                if op == OP_HEAD {
-                    self.head = Some(bytes);
-                } else {
-                    self.tail = Some(bytes);
+        // The stage is the job's own while it steps: each arm gives it back,
+        // or hands on what it carried.
+        match (std::mem::replace(&mut self.stage, Stage::Verify), ev) {
+            (Stage::Open(mut batch), ev) => match drive(&mut batch, &mut cx.ops, ev) {
+                Err(step) => {
+                    self.stage = Stage::Open(batch);
+                    step
                 }
+                Ok(()) => {
+                    let (found, fd) = (batch.probes[0].found(), batch.probes[0].fd.take());
+                    batch.release(&mut cx.ops);
+                    cx.listings.saw(Root::Harness(self.key.0), &self.key.1, found);
+                    self.found(cx, found, fd)
+                }
+            },
+            (Stage::Inflate(mut inf), Event::Done(OP_INFLATE, c)) => match inf.landed(c.fd, c.result, c.buf) {
+                Ok(()) => {
+                    self.stage = Stage::Inflate(inf);
+                    Step::Yield
+                }
+                Err(e) => self.inflate_failed(cx, *inf, e),
+            },
+            (Stage::Inflate(inf), Event::Resume) => self.inflate_step(cx, inf),
+            (Stage::Digest(c), Event::Done(op, done)) if op == OP_HEAD || op == OP_TAIL => {
+                self.end_read(op, done.result, done.buf);
+                self.digest_checked(cx, c)
+            }
+            (Stage::Verify, Event::Done(op, done)) if op == OP_HEAD || op == OP_TAIL => {
+                self.end_read(op, done.result, done.buf);
                 self.verified(cx)
             }
-            (Stage::Index, Event::Done(op, c)) => self.landed(cx, op, c.result, c.map),
-            (Stage::Index, Event::Resume) => self.feed(cx),
-            _ => Step::Wait,
+            (Stage::Index, Event::Done(op, c)) => {
+                self.stage = Stage::Index;
+                self.landed(cx, op, c.result, c.map)
+            }
+            (Stage::Index, Event::Resume) => {
+                self.stage = Stage::Index;
+                self.feed(cx)
+            }
+            // (A completion of a stage given up: dropped.)
+            (stage, _) => {
+                self.stage = stage;
+                Step::Wait
+            }
         }
     }
 
-    /// The open (or the look) is back.
-    fn opened(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Open(batch) = &mut self.stage else { return Step::Wait };
-        let (found, fd) = (batch.probes[0].found(), batch.probes[0].fd.take());
-        cx.listings.saw(Root::Harness(self.key.0), &self.key.1, found);
-        self.found(cx, found, fd)
+    /// One of the ends (`OP_HEAD`, `OP_TAIL`) is read: its bytes, or none.
+    fn end_read(&mut self, op: u32, result: i32, buf: Vec<u8>) {
+        let bytes = if result < 0 { Vec::new() } else { buf };
+        *if op == OP_HEAD { &mut self.head } else { &mut self.tail } = Some(bytes);
     }
 
     /// The file was found (opened as `fd`, or only looked at): counted by
@@ -345,16 +360,16 @@ impl Refresh {
         }
     }
 
-    /// Both ends its digest names are back: as they were (and nobody who
-    /// joined since reads the index itself), its usage is the digest's;
-    /// else it is indexed as any other.
-    fn digest_checked(&mut self, cx: &mut Cx) -> Step {
-        if self.head.is_none() || self.tail.is_none() {
+    /// An end its digest names is back; once both are: as they were (and
+    /// nobody who joined since reads the index itself), its usage is the
+    /// digest's; else it is indexed as any other.
+    fn digest_checked(&mut self, cx: &mut Cx, c: Box<Checking>) -> Step {
+        let (Some(head), Some(tail)) = (&self.head, &self.tail) else {
+            self.stage = Stage::Digest(c);
             return Step::Wait;
-        }
-        let (head, tail) = (self.head.take().unwrap_or_default(), self.tail.take().unwrap_or_default());
-        let Stage::Digest(c) = std::mem::replace(&mut self.stage, Stage::Verify) else { return Step::Wait };
-        let holds = cx.chats.digests.of(c.file).is_some_and(|d| d.ends.hold(&head, &tail));
+        };
+        let holds = cx.chats.digests.of(c.file).is_some_and(|d| d.ends.hold(head, tail));
+        (self.head, self.tail) = (None, None);
         if holds && self.usage_only {
             cx.ops.close(c.fd);
             return self.counted(c.file, "its ends");
@@ -456,8 +471,7 @@ impl Refresh {
         match Inflate::new(&meta, copy, from, room) {
             Ok(mut inf) => {
                 inf.src = Some(fd);
-                self.stage = Stage::Inflate(Box::new(inf));
-                self.inflate_step(cx)
+                self.inflate_step(cx, Box::new(inf))
             }
             Err(e) => {
                 cx.ops.close(fd);
@@ -467,29 +481,32 @@ impl Refresh {
     }
 
     /// A turn of the decoding: a slice, or a read of what comes next.
-    fn inflate_step(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Inflate(inf) = &mut self.stage else { return Step::Wait };
+    fn inflate_step(&mut self, cx: &mut Cx, mut inf: Box<Inflate>) -> Step {
         match inf.step() {
-            Ok(Progress::Yield) => Step::Yield,
+            Ok(Progress::Yield) => {
+                self.stage = Stage::Inflate(inf);
+                Step::Yield
+            }
             Ok(Progress::Read { offset, len }) => {
                 if !cx.admit_read(len) {
+                    self.stage = Stage::Inflate(inf);
                     return Step::Yield;
                 }
-                let Some(fd) = inf.src.take() else { return self.inflate_failed(cx, Error::Io) };
+                let Some(fd) = inf.src.take() else { return self.inflate_failed(cx, *inf, Error::Io) };
                 let raw = fd.as_raw_fd();
                 let buf = Vec::with_capacity(len);
                 let (len, expect) = (len as u32, len as u32);
                 cx.ops.submit(OP_INFLATE, Sub::Read { fd: raw, owned: Some(fd), buf, len, offset, expect });
+                self.stage = Stage::Inflate(inf);
                 Step::Wait
             }
-            Ok(Progress::Done) => self.inflated(cx),
-            Err(e) => self.inflate_failed(cx, e),
+            Ok(Progress::Done) => self.inflated(cx, *inf),
+            Err(e) => self.inflate_failed(cx, *inf, e),
         }
     }
 
     /// The copy is whole: the entry holds it, and its index reads it.
-    fn inflated(&mut self, cx: &mut Cx) -> Step {
-        let Stage::Inflate(mut inf) = std::mem::replace(&mut self.stage, Stage::Verify) else { return Step::Wait };
+    fn inflated(&mut self, cx: &mut Cx, mut inf: Inflate) -> Step {
         if let Some(fd) = inf.src.take() {
             cx.ops.close(fd);
         }
@@ -506,10 +523,8 @@ impl Refresh {
 
     /// The decoding failed: the compressed file is let go, and so is a
     /// copy no entry holds.
-    fn inflate_failed(&mut self, cx: &mut Cx, e: Error) -> Step {
-        if let Stage::Inflate(inf) = std::mem::replace(&mut self.stage, Stage::Verify) {
-            release_inflate(cx, *inf);
-        }
+    fn inflate_failed(&mut self, cx: &mut Cx, inf: Inflate, e: Error) -> Step {
+        release_inflate(cx, inf);
         self.done(cx, Err(e))
     }
 

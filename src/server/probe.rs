@@ -333,6 +333,15 @@ impl Batch {
             p.release(ops);
         }
     }
+
+    /// A batch of one probe, done: what it found and the fd it opened (a
+    /// `Kind::Read`'s), the rest given back.
+    pub(crate) fn into_one(mut self, ops: &mut Ops) -> (Result<Meta, i32>, Option<OwnedFd>) {
+        let Some(p) = self.probes.first_mut() else { return (Err(libc::ENOENT), None) };
+        let (found, fd) = (p.found(), p.fd.take());
+        self.release(ops);
+        (found, fd)
+    }
 }
 
 #[cfg(test)]

@@ -98,8 +98,7 @@ impl Open {
                     step
                 }
                 Ok(()) => {
-                    let found = batch.probes[0].found();
-                    batch.release(&mut cx.ops);
+                    let (found, _) = batch.into_one(&mut cx.ops);
                     self.looked(cx, found)
                 }
             },
@@ -109,8 +108,7 @@ impl Open {
                     step
                 }
                 Ok(()) => {
-                    let (found, fd) = (batch.probes[0].found(), batch.probes[0].fd.take());
-                    batch.release(&mut cx.ops);
+                    let (found, fd) = batch.into_one(&mut cx.ops);
                     self.opened(cx, found, fd)
                 }
             },

@@ -271,8 +271,7 @@ impl Refresh {
                     step
                 }
                 Ok(()) => {
-                    let (found, fd) = (batch.probes[0].found(), batch.probes[0].fd.take());
-                    batch.release(&mut cx.ops);
+                    let (found, fd) = batch.into_one(&mut cx.ops);
                     cx.listings.saw(Root::Harness(self.key.0), &self.key.1, found);
                     self.found(cx, found, fd)
                 }

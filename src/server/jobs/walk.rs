@@ -115,8 +115,7 @@ impl Walk {
                         self.stage = Stage::Look { next, batch };
                         return step;
                     }
-                    let found = batch.probes[0].found();
-                    batch.release(&mut cx.ops);
+                    let (found, _) = batch.into_one(&mut cx.ops);
                     return self.looked(cx, next, found);
                 }
                 Stage::Derive { pending, mut g } => {
@@ -168,8 +167,7 @@ impl Walk {
                         self.stage = Stage::Look { next, batch };
                         return step;
                     }
-                    let found = batch.probes[0].found();
-                    batch.release(&mut cx.ops);
+                    let (found, _) = batch.into_one(&mut cx.ops);
                     return self.looked(cx, next, found);
                 }
                 Presence::Always => {

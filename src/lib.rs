@@ -16,6 +16,7 @@ pub(crate) mod facts;
 pub mod harness;
 pub(crate) mod health;
 pub(crate) mod json;
+pub(crate) mod lru;
 pub(crate) mod mapped;
 pub(crate) mod meta;
 pub(crate) mod moves;

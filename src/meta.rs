@@ -21,7 +21,6 @@ pub(crate) const QID_PATH_SYNTHETIC: u64 = 1 << 63;
 /// (an inode reused for a new file is told apart by it).
 pub(crate) const STATX_MASK: u32 = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
 
-/// What a statx said about a file on disk.
 /// How long after a file's last change what is read of it must be taken
 /// for its times to say when it changes again: several ticks of the
 /// coarsest clock the kernel stamps times with (HZ=100: 10 ms).
@@ -32,6 +31,7 @@ pub(crate) fn wall_ns() -> i128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128)
 }
 
+/// What a statx said about a file on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Meta {
     pub dev: u64,

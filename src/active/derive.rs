@@ -62,9 +62,9 @@ pub(crate) fn scan(ctx: &Ctx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Ve
     let mut candidates = Vec::new();
     let mut waiting = false;
     for (pid, ino) in listing.iter().filter_map(|n| Some((pid_of(&n.name)?, n.ino))) {
-        let verdict = match ctx.known.get(&pid) {
-            Some(&(known, h)) if known == ino && ino != PROC_INO_UNKNOWN => h,
-            _ => match facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, needs) {
+        let verdict = match trusted(ctx, pid, ino) {
+            Some(h) => h,
+            None => match facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, needs) {
                 Some(cmdline) => proc::classify(cmdline),
                 None => {
                     waiting = true;
@@ -119,23 +119,30 @@ const PROC_INO_UNKNOWN: u64 = 1;
 
 /// The verdicts a scan over `facts` came to by reading command lines
 /// (those `ctx.known` did not hold): pid, its `<proc>` entry's inode, the
-/// harness its command line names. A command line that could not be read
-/// (the process ended) is no verdict.
+/// harness its command line names. (One that could not be read — the
+/// process ended — reads empty, no harness: its pid leaves the listing,
+/// and its verdict with it, `Judged::keep_only`.)
 pub(crate) fn judged(ctx: &Ctx, facts: &Facts) -> Vec<(u32, u64, Option<Harness>)> {
     let mut unused = Vec::new();
     let Some(listing) = facts.names(Root::Proc, b"", &mut unused) else { return Vec::new() };
     listing
         .iter()
         .filter_map(|n| Some((pid_of(&n.name)?, n.ino)))
-        .filter(|(pid, ino)| ctx.known.get(pid).is_none_or(|(known, _)| known != ino || *ino == PROC_INO_UNKNOWN))
+        .filter(|&(pid, ino)| trusted(ctx, pid, ino).is_none())
         .filter_map(|(pid, ino)| {
-            let max = CMDLINE_BYTES_MAX.min(crate::facts::SLURP_BYTES_MAX);
-            let want = Want::Bytes { root: Root::Proc, rel: pid_rel(pid, "cmdline"), max };
-            facts.error(&want).is_none().then_some(())?;
-            let cmdline = facts.bytes_upto(Root::Proc, &pid_rel(pid, "cmdline"), CMDLINE_BYTES_MAX, &mut unused)?;
+            let rel = pid_rel(pid, "cmdline");
+            let cmdline = facts.bytes_upto(Root::Proc, &rel, CMDLINE_BYTES_MAX, &mut unused)?;
             Some((pid, ino, proc::classify(cmdline)))
         })
         .collect()
+}
+
+/// The verdict `ctx.known` holds for process `pid` whose `<proc>` entry
+/// has inode `ino`, if it may be trusted: the same entry, and one procfs
+/// made an inode for.
+fn trusted(ctx: &Ctx, pid: u32, ino: u64) -> Option<Option<Harness>> {
+    let &(known, h) = ctx.known.get(&pid)?;
+    (known == ino && ino != PROC_INO_UNKNOWN).then_some(h)
 }
 
 /// The pids the listing of `<proc>` in `facts` holds.

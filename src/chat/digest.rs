@@ -107,10 +107,7 @@ impl Digests {
     }
 
     fn drop_oldest_half(&mut self) {
-        let mut ticks: Vec<u64> = self.map.values().map(|(_, t)| *t).collect();
-        ticks.sort_unstable();
-        let cut = ticks[ticks.len() / 2];
-        self.map.retain(|_, (_, t)| *t >= cut);
+        crate::lru::drop_half_used_longest_ago(&mut self.map, |(_, t)| *t);
         let map = &self.map;
         self.paths.retain(|_, f| map.contains_key(f));
     }

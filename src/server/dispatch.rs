@@ -284,7 +284,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
             let found = w.agents.get(*slot, *gen).map(|a| a.found);
             let qid = Qid { ty: QTFILE, version: 0, path: tree::agent_qid_path(found.as_ref(), *part) };
             let what = Opened::Zmx { slot: *slot, gen: *gen };
-            let _ = conn.fids.open(fid, FidOpen::new(what));
+            conn.fids.open(fid, FidOpen::new(what)).map_err(|_| Error::FidOpen)?;
             conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);
         }
@@ -312,7 +312,7 @@ fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::Nod
                 crate::tree::HEALTH => Opened::Text(std::rc::Rc::new(w.tree.fact_text(i).into_bytes())),
                 _ => Opened::Fact(i),
             };
-            let _ = conn.fids.open(fid, FidOpen::new(what));
+            conn.fids.open(fid, FidOpen::new(what)).map_err(|_| Error::FidOpen)?;
             let qid = w.tree.static_qid(i);
             conn.reply_open(tag, qid, None, w.cfg.trace);
             return Ok(None);

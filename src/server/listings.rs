@@ -20,7 +20,7 @@
 //! (`saw`, `seen`): a file's statx, or that it is not there. A request
 //! that may be answered from what was true a moment ago — a `usage`, which
 //! an index `CHAT_FRESH_FOR` old already answers — takes a look that
-//! recent instead of its own (`Gather::recent`, `Refresh::look_first`):
+//! recent instead of its own (`Gather::recent`, a refresh's look):
 //! the walk to `/sessions/<h>/<id>/usage` looked at the transcript, the
 //! session before it at the project's directory, so a second pass over a
 //! home costs a statx per session, not four. Nothing else takes them.
@@ -121,10 +121,7 @@ impl Listings {
         }
         let stamp = Stamp::of(meta);
         if self.map.len() >= LISTINGS_MAX {
-            let mut used: Vec<u64> = self.map.values().map(|k| k.used).collect();
-            used.sort_unstable();
-            let cut = used[used.len() / 2];
-            self.map.retain(|_, k| k.used >= cut);
+            crate::lru::drop_half_used_longest_ago(&mut self.map, |k| k.used);
         }
         self.tick += 1;
         self.map.insert((root, rel.to_vec()), Kept { stamp, names, used: self.tick });

@@ -419,9 +419,6 @@ impl Server {
         let mut refresh = refresh;
         if need != Need::Usage {
             refresh.needs_index();
-        } else if self.world.chats.digests.settled_at(&key) {
-            // Its digest is settled: a look may be all it needs.
-            refresh.look_first();
         }
         let go = need == Need::Watched || self.reqs.slots.take();
         if go && need != Need::Watched {

@@ -32,16 +32,16 @@ use super::cx::{drive, drive_look, fail, Cx, Event, Reply, Step};
 pub(crate) struct Open {
     fid: u32,
     loc: Loc,
-    /// A look made moments ago said the file is regular or a directory
-    /// (`conn::LOOK_REUSE_FOR`): it is opened at once, and what was opened
-    /// is checked as always.
+    /// A look said the file is regular or a directory — this open's, or
+    /// the walk's moments ago (`conn::LOOK_REUSE_FOR`): its probe opens it,
+    /// and what was opened is checked as always. Else its probe looks.
     looked: bool,
     stage: Stage,
 }
 
 enum Stage {
-    Look(Batch),
-    Open(Batch),
+    /// A look, or an open once `looked`.
+    Probe(Batch),
     List(Box<DirRead>),
 }
 
@@ -74,12 +74,12 @@ const FINISH_SLICE: usize = 2048;
 
 impl Open {
     pub(crate) fn new(fid: u32, loc: Loc) -> Open {
-        Open { fid, loc, looked: false, stage: Stage::Look(Batch::default()) }
+        Open { fid, loc, looked: false, stage: Stage::Probe(Batch::default()) }
     }
 
     /// An open of a file a fresh look already saw is regular or a directory.
     pub(crate) fn after_look(fid: u32, loc: Loc) -> Open {
-        Open { fid, loc, looked: true, stage: Stage::Look(Batch::default()) }
+        Open { fid, loc, looked: true, stage: Stage::Probe(Batch::default()) }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
@@ -87,30 +87,20 @@ impl Open {
             let Presence::Probe(b) = cx.tree.presence(&self.loc, cx.agents) else { return fail(Error::NotFound) };
             let kind = if self.looked { Kind::Read } else { Kind::Look };
             let batch = Batch::one(Probe::new(Target::Beneath(b), kind, cx.cfg.allow_hard_links));
-            self.stage = if self.looked { Stage::Open(batch) } else { Stage::Look(batch) };
+            self.stage = Stage::Probe(batch);
         }
         // The stage is the job's own while it steps: each arm gives it
         // back, or hands what it carried on.
-        match std::mem::replace(&mut self.stage, Stage::Look(Batch::default())) {
-            Stage::Look(mut batch) => match drive_look(&mut batch, &mut cx.ops, ev) {
+        match std::mem::replace(&mut self.stage, Stage::Probe(Batch::default())) {
+            Stage::Probe(mut batch) => match drive_look(&mut batch, &mut cx.ops, ev) {
                 Err(step) => {
-                    self.stage = Stage::Look(batch);
+                    self.stage = Stage::Probe(batch);
                     step
                 }
-                Ok(()) => {
-                    let (found, _) = batch.into_one(&mut cx.ops);
-                    self.looked(cx, found)
-                }
-            },
-            Stage::Open(mut batch) => match drive_look(&mut batch, &mut cx.ops, ev) {
-                Err(step) => {
-                    self.stage = Stage::Open(batch);
-                    step
-                }
-                Ok(()) => {
-                    let (found, fd) = batch.into_one(&mut cx.ops);
-                    self.opened(cx, found, fd)
-                }
+                Ok(()) => match (batch.into_one(&mut cx.ops), self.looked) {
+                    ((found, fd), true) => self.opened(cx, found, fd),
+                    ((found, _), false) => self.looked(cx, found),
+                },
             },
             Stage::List(mut l) => match l.step(ev, cx) {
                 Err(step) => {
@@ -137,7 +127,8 @@ impl Open {
             Ok(m) if m.is_dir() || m.is_regular() => {
                 let Some(b) = cx.tree.backing(&self.loc, cx.agents) else { return fail(Error::NotFound) };
                 let batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Read, cx.cfg.allow_hard_links));
-                std::mem::replace(&mut self.stage, Stage::Open(batch)).release(cx);
+                self.looked = true;
+                std::mem::replace(&mut self.stage, Stage::Probe(batch)).release(cx);
                 self.step(Event::Resume, cx)
             }
             Ok(_) => fail(Error::NotRegular),
@@ -189,7 +180,7 @@ impl Open {
 impl Stage {
     fn release(self, cx: &mut Cx) {
         match self {
-            Stage::Look(b) | Stage::Open(b) => b.release(&mut cx.ops),
+            Stage::Probe(b) => b.release(&mut cx.ops),
             Stage::List(l) => {
                 l.batch.release(&mut cx.ops);
                 cx.ops.close(l.dirents.into_fd());

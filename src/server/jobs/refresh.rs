@@ -138,9 +138,9 @@ pub(crate) struct Refresh {
     /// The file as this refresh's open saw it, for its digest, and
     /// whether it had settled by then (`Digest::settled`).
     seen: Option<(Seen, bool)>,
-    /// Its path's digest is settled: a look (statx, no open) may be all
-    /// a usage read needs (`look_first`).
-    look_first: bool,
+    /// It looked at the file instead of opening it (its path's digest was
+    /// settled) and the look did not do: it opens it now.
+    looked: bool,
 }
 
 enum Stage {
@@ -202,7 +202,7 @@ impl Refresh {
             slotted: false,
             usage_only: true,
             seen: None,
-            look_first: false,
+            looked: false,
         })
     }
 
@@ -221,12 +221,6 @@ impl Refresh {
     /// do in its place.
     pub(crate) fn needs_index(&mut self) {
         self.usage_only = false;
-    }
-
-    /// Its path's digest is settled: it starts with a look at the file,
-    /// and opens it only if the digest no longer holds.
-    pub(crate) fn look_first(&mut self) {
-        self.look_first = true;
     }
 
     /// It takes (or is handed) a chat slot.
@@ -253,7 +247,9 @@ impl Refresh {
             (self.head, self.tail) = (None, None);
             // Reads still in flight come back to no window, and are dropped.
             self.windows.clear();
-            let look = self.look_first && self.usage_only;
+            // Only a usage is wanted and its path's digest is settled: a look
+            // (a statx, no open) may be all it needs.
+            let look = self.usage_only && !self.looked && cx.chats.digests.settled_at(&self.key);
             if let Some(found) = look.then(|| cx.listings.seen(Root::Harness(self.key.0), &self.key.1)).flatten() {
                 // A look a moment ago will do, as an index that old would.
                 return self.found(cx, found, None);
@@ -317,7 +313,6 @@ impl Refresh {
     /// The file was found (opened as `fd`, or only looked at): counted by
     /// its digest, or its index refreshed.
     fn found(&mut self, cx: &mut Cx, found: Result<Meta, i32>, fd: Option<OwnedFd>) -> Step {
-        let looked = std::mem::take(&mut self.look_first);
         let meta = match found {
             Ok(m) if m.is_regular() => m,
             _ => {
@@ -344,8 +339,10 @@ impl Refresh {
             }
             (Some(fd), false) => fd,
             // Looked, and it needs opening after all.
-            (None, false) if looked => return self.step(Event::Start, cx),
-            (None, false) => return self.done(cx, Err(Error::NotFound)),
+            (None, false) => {
+                self.looked = true;
+                return self.step(Event::Start, cx);
+            }
         };
         match probe {
             Some(probe) => {

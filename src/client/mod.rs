@@ -90,8 +90,36 @@ pub enum Conn {
 impl Read for Conn {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Conn::Unix(s) => s.read(buf),
+            Conn::Unix(s) => read_when_readable(s, buf),
             Conn::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+/// A blocking read of a Unix socket that sleeps in `poll(POLLIN)`, never
+/// in the read itself. A reader asleep in `read` is on the socket's one
+/// wait queue with a wake function that takes every wake-up, and each time
+/// the server reads a request off the connection the kernel wakes that
+/// queue for the send space it freed (`unix_write_space`): a wake-up for
+/// nothing, whose cost (an inter-processor interrupt on a VM) the server's
+/// loop pays on every request. A poll's sleeper is woken only for what it
+/// polls. Costs the client a `recv` that finds nothing and a `poll` when
+/// the reply is not there yet (bench/README.md, home.rs, "the second
+/// pass").
+fn read_when_readable(s: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
+    use rustix::event::{poll, PollFd, PollFlags};
+    use rustix::io::Errno;
+    use rustix::net::{recv, RecvFlags};
+    loop {
+        match recv(s, &mut *buf, RecvFlags::DONTWAIT) {
+            Ok((n, _)) => return Ok(n),
+            Err(Errno::AGAIN | Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let mut fds = [PollFd::new(s, PollFlags::IN)];
+        match poll(&mut fds, None) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
 }

@@ -73,6 +73,10 @@ const UUID: u8 = 41;
 const REQUEST_ID: u8 = 42;
 const VERSION: u8 = 43;
 const SUBTYPE: u8 = 44;
+/// `message.usage.cache_creation` and its hour-long writes; the record's `cwd`.
+const CACHE_CREATION: u8 = 45;
+const WRITE_1H: u8 = 46;
+const CWD: u8 = 47;
 
 /// The schema of a Claude Code record.
 pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, wanted, any_nested);
@@ -151,8 +155,8 @@ fn quiet_system(subtype: &[u8]) -> bool {
     matches!(subtype, b"api_error" | b"turn_duration" | b"stop_hook_summary")
 }
 
-static NODES: [Node; 45] = {
-    let mut s = [LEAF; 45];
+static NODES: [Node; 48] = {
+    let mut s = [LEAF; 48];
     s[ROOT as usize] = Node {
         keys: &[
             (b"type", TYPE),
@@ -168,6 +172,7 @@ static NODES: [Node; 45] = {
             (b"requestId", REQUEST_ID),
             (b"version", VERSION),
             (b"subtype", SUBTYPE),
+            (b"cwd", CWD),
         ],
         elem: 0,
     };
@@ -179,9 +184,11 @@ static NODES: [Node; 45] = {
             (b"output_tokens", OUTPUT_TOKENS),
             (b"cache_read_input_tokens", CACHE_READ),
             (b"cache_creation_input_tokens", CACHE_WRITE),
+            (b"cache_creation", CACHE_CREATION),
         ],
         elem: 0,
     };
+    s[CACHE_CREATION as usize] = Node { keys: &[(b"ephemeral_1h_input_tokens", WRITE_1H)], elem: 0 };
     s[CONTENT as usize] = Node { keys: &[], elem: BLOCK };
     s[BLOCK as usize] = Node {
         keys: &[
@@ -228,6 +235,9 @@ const PARTS: PartKeys = PartKeys { ty: PART_TYPE, text: PART_TEXT };
 pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv, subagent: bool) -> Result<(), Full> {
     let Some(root) = rec.root() else { return Ok(()) };
     conv.stamp(rec.word(root, TIMESTAMP));
+    if conv.cwd.is_empty() {
+        conv.cwd(rec.word(root, CWD));
+    }
     let ty = rec.word(root, TYPE);
     if bookkeeping(ty) {
         return Ok(());
@@ -284,8 +294,11 @@ fn count(rec: &Rec, root: usize, conv: &mut Conv) -> Result<(), Full> {
     let Some(u) = rec.child(m, USAGE).filter(|&u| rec.val(u) == Val::Obj) else { return Ok(()) };
     let [i, o, r, w] = rec.uints(u, [INPUT_TOKENS, OUTPUT_TOKENS, CACHE_READ, CACHE_WRITE]).map(|n| n.unwrap_or(0));
     let c = [i, o, r, w, 0];
+    let split = rec.child(u, CACHE_CREATION).filter(|&s| rec.val(s) == Val::Obj);
+    let write_1h = split.and_then(|s| rec.uints(s, [WRITE_1H])[0]).unwrap_or(0).min(w);
     let id = reply_key(rec.word(m, MESSAGE_ID), rec.word(root, REQUEST_ID));
-    conv.replies.copy(&mut conv.usage, id, rec.word(m, MODEL), &c)
+    let time = conv.time();
+    conv.replies.copy(&mut conv.usage, id, rec.word(m, MODEL), time, &c, write_1h)
 }
 
 fn message(rec: &Rec, root: usize, user: bool, time: u32, store: &mut Store, conv: &mut Conv) -> Result<(), Full> {

@@ -53,6 +53,8 @@ const CLI_VERSION: u8 = 28;
 const THREAD_ID: u8 = 29;
 const RESPONSE_ID: u8 = 30;
 const CACHE_WRITE: u8 = 31;
+/// `session_meta`'s working directory.
+const CWD: u8 = 32;
 
 /// The keys of an item, wrapped in a payload or (legacy) bare.
 macro_rules! item_keys {
@@ -148,8 +150,8 @@ fn nested(record: &[u8], ty: &[u8]) -> bool {
     record != b"event_msg" || ty == b"token_count"
 }
 
-static NODES: [Node; 32] = {
-    let mut s = [LEAF; 32];
+static NODES: [Node; 33] = {
+    let mut s = [LEAF; 33];
     s[ROOT as usize] = Node { keys: item_keys!((b"timestamp", TIMESTAMP), (b"payload", PAYLOAD),), elem: 0 };
     s[PAYLOAD as usize] = Node {
         keys: item_keys!(
@@ -161,6 +163,7 @@ static NODES: [Node; 32] = {
             (b"thread_id", THREAD_ID),
             (b"response_id", RESPONSE_ID),
             (b"usage", TOTAL),
+            (b"cwd", CWD),
         ),
         elem: 0,
     };
@@ -249,6 +252,7 @@ fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) -> Result<(), Fu
             let forked = !rec.word(payload, FORKED_FROM).is_empty();
             let time = conv.time();
             conv.running.meta(hash(rec.word(payload, ID)), forked, time);
+            conv.cwd(rec.word(payload, CWD));
         }
         b"turn_context" => conv.running.set_model(rec.word(payload, MODEL)),
         b"event_msg" => {
@@ -263,8 +267,12 @@ fn count(rec: &Rec, ty: &[u8], payload: usize, conv: &mut Conv) -> Result<(), Fu
             let Some(u) = rec.child(payload, TOTAL).filter(|&u| rec.val(u) == Val::Obj) else { return Ok(()) };
             // A response once (`dedupe::Seen`), and only the thread's own.
             let thread = hash(rec.word(payload, THREAD_ID));
-            if conv.running.owns(thread) && conv.seen.first(hash(rec.word(payload, RESPONSE_ID)))? {
-                conv.running.record(&mut conv.usage, &counts(u));
+            let response = rec.word(payload, RESPONSE_ID);
+            if conv.running.owns(thread) && conv.seen.first(hash(response))? {
+                let own = conv.running.own.unwrap_or(thread);
+                let key = if response.is_empty() { 0 } else { hash(response) ^ own.rotate_left(17) };
+                let time = conv.time();
+                conv.running.record(&mut conv.usage, key, time, &counts(u));
             }
         }
         _ => {}

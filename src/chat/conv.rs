@@ -39,7 +39,13 @@ pub(crate) struct Conv {
     pub drift: Drift,
     /// pi and omp: the entries' tree and the current branch.
     pub tree: Tree,
+    /// The working directory the session's first record that names one
+    /// names (empty before): where `/usage/projects` files it.
+    pub cwd: Vec<u8>,
 }
+
+/// Longest working directory kept, in bytes (a path's limit).
+pub(crate) const CWD_MAX: usize = 4096;
 
 /// Longest timestamp kept (`2026-09-24T12:51:26.691123456+02:00` is 35).
 const STAMP_MAX: usize = 40;
@@ -62,6 +68,15 @@ impl Conv {
             running: Running::default(),
             drift: Drift::default(),
             tree: Tree::default(),
+            cwd: Vec::new(),
+        }
+    }
+
+    /// A record names working directory `cwd`: the session's, if it is
+    /// the first that does (cut at `CWD_MAX`).
+    pub(super) fn cwd(&mut self, cwd: &[u8]) {
+        if self.cwd.is_empty() && !cwd.is_empty() {
+            self.cwd = cwd[..cwd.len().min(CWD_MAX)].to_vec();
         }
     }
 

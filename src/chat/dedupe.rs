@@ -78,10 +78,10 @@ impl Seen {
     }
 }
 
-/// Replies counted so far: each reply's model slot and its counts as
-/// counted (the largest of each field among its copies).
+/// Replies counted so far: each reply's charge (`Usage::charge`), whose
+/// counts are the largest of each field among its copies.
 pub(crate) struct Replies {
-    counted: HashMap<u64, (usize, Counts), Ids>,
+    counted: HashMap<u64, usize, Ids>,
     cap: usize,
 }
 
@@ -91,28 +91,33 @@ impl Replies {
     }
 
     /// A copy of reply `id` (a hash; 0 for a reply without one, counted
-    /// each time) says `c` for `model`: what any field grew by past the
-    /// largest earlier copy is counted, for the model its first copy named.
-    pub(super) fn copy(&mut self, usage: &mut Usage, id: u64, model: &[u8], c: &Counts) -> Result<(), Full> {
+    /// each time) at `time` says `c` for `model`, `write_1h` of its cache
+    /// writes for an hour: what any field grew by past the largest earlier
+    /// copy is counted, for the model its first copy named.
+    pub(super) fn copy(
+        &mut self,
+        usage: &mut Usage,
+        id: u64,
+        model: &[u8],
+        time: u32,
+        c: &Counts,
+        write_1h: u64,
+    ) -> Result<(), Full> {
         if id == 0 {
             let slot = usage.slot(model);
-            usage.count(slot, c);
+            usage.charge(slot, 0, time, c, write_1h);
             return Ok(());
         }
-        if let Some((slot, old)) = self.counted.get_mut(&id) {
-            let grew: Counts = std::array::from_fn(|k| c[k].saturating_sub(old[k]));
-            for (o, n) in old.iter_mut().zip(c) {
-                *o = (*o).max(*n);
-            }
-            usage.count(*slot, &grew);
+        if let Some(&at) = self.counted.get(&id) {
+            usage.grow(at, c, write_1h);
             return Ok(());
         }
         if self.counted.len() >= self.cap {
             return Err(Full);
         }
         let slot = usage.slot(model);
-        usage.count(slot, c);
-        self.counted.insert(id, (slot, *c));
+        let at = usage.charge(slot, id, time, c, write_1h);
+        self.counted.insert(id, at);
         Ok(())
     }
 }
@@ -146,22 +151,25 @@ mod tests {
     #[test]
     fn a_reply_counts_each_field_at_its_largest_copy_wherever_the_copies_are() {
         let (mut u, mut r) = (Usage::new(), Replies::new(16));
-        r.copy(&mut u, 7, b"m", &[5, 1, 100, 10, 0]).unwrap();
-        r.copy(&mut u, 8, b"m", &[2, 2, 0, 0, 0]).unwrap();
-        r.copy(&mut u, 7, b"m", &[5, 9, 100, 10, 0]).unwrap();
-        r.copy(&mut u, 7, b"other", &[5, 4, 100, 10, 0]).unwrap();
-        r.copy(&mut u, 0, b"m", &[1, 1, 0, 0, 0]).unwrap();
-        r.copy(&mut u, 0, b"m", &[1, 1, 0, 0, 0]).unwrap();
+        r.copy(&mut u, 7, b"m", 100, &[5, 1, 100, 10, 0], 4).unwrap();
+        r.copy(&mut u, 8, b"m", 101, &[2, 2, 0, 0, 0], 0).unwrap();
+        r.copy(&mut u, 7, b"m", 102, &[5, 9, 100, 10, 0], 6).unwrap();
+        r.copy(&mut u, 7, b"other", 103, &[5, 4, 100, 10, 0], 0).unwrap();
+        r.copy(&mut u, 0, b"m", 104, &[1, 1, 0, 0, 0], 0).unwrap();
+        r.copy(&mut u, 0, b"m", 105, &[1, 1, 0, 0, 0], 0).unwrap();
         assert_eq!(u.total(), [9, 13, 100, 10, 0], "7 at its largest, 8 once, no id each time");
         assert_eq!(u.model(b"other"), None, "a copy counts for the model its first copy named");
+        let charges: Vec<_> = u.charges().iter().map(|c| (c.key, c.time, c.counts, c.write_1h)).collect();
+        let want = vec![(7, 100, [5, 9, 100, 10, 0], 6), (8, 101, [2, 2, 0, 0, 0], 0), (0, 104, [2, 2, 0, 0, 0], 0)];
+        assert_eq!(charges, want, "a reply is one charge at its first copy's time; key-less ones of a minute merge");
     }
 
     #[test]
     fn replies_past_the_cap_are_loud() {
         let (mut u, mut r) = (Usage::new(), Replies::new(1));
-        r.copy(&mut u, 1, b"m", &[1, 0, 0, 0, 0]).unwrap();
-        assert_eq!(r.copy(&mut u, 2, b"m", &[1, 0, 0, 0, 0]), Err(Full));
-        assert_eq!(r.copy(&mut u, 1, b"m", &[3, 0, 0, 0, 0]), Ok(()), "a reply it holds still grows");
+        r.copy(&mut u, 1, b"m", 0, &[1, 0, 0, 0, 0], 0).unwrap();
+        assert_eq!(r.copy(&mut u, 2, b"m", 0, &[1, 0, 0, 0, 0], 0), Err(Full));
+        assert_eq!(r.copy(&mut u, 1, b"m", 0, &[3, 0, 0, 0, 0], 0), Ok(()), "a reply it holds still grows");
         assert_eq!(u.total(), [3, 0, 0, 0, 0]);
     }
 

@@ -62,6 +62,8 @@ pub(crate) struct Digest {
     /// times alone say whether it still holds, no ends need reading
     /// (`Meta::settled_by`).
     pub settled: bool,
+    /// The session's working directory, as its records name it.
+    pub cwd: Box<[u8]>,
 }
 
 /// Where a transcript is: its harness and its path beneath the base.
@@ -128,7 +130,15 @@ mod tests {
 
     fn digest(size: u64) -> Digest {
         let ends = crate::chat::Index::new(Format::Claude, 1).ends();
-        Digest { seen: seen(size), usage: Usage::default(), messages: 3, covered: size, ends, settled: true }
+        Digest {
+            seen: seen(size),
+            usage: Usage::default(),
+            messages: 3,
+            covered: size,
+            ends,
+            settled: true,
+            cwd: Box::default(),
+        }
     }
 
     fn path(n: u64) -> PathKey {

@@ -28,6 +28,8 @@ const VERSION: u8 = 7;
 const PART: u8 = 8;
 const PART_TYPE: u8 = 9;
 const PART_TEXT: u8 = 10;
+/// The session header's working directory.
+const CWD: u8 = 11;
 
 /// The schema of a dsh record.
 pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, walked, any_nested);
@@ -39,8 +41,8 @@ fn walked(ty: &[u8]) -> bool {
     !matches!(ty, b"step/start" | b"step/end")
 }
 
-static NODES: [Node; 11] = {
-    let mut s = [LEAF; 11];
+static NODES: [Node; 12] = {
+    let mut s = [LEAF; 12];
     s[ROOT as usize] = Node {
         keys: &[
             (b"type", TYPE),
@@ -49,6 +51,7 @@ static NODES: [Node; 11] = {
             (b"text", TEXT),
             (b"content", CONTENT),
             (b"version", VERSION),
+            (b"cwd", CWD),
         ],
         elem: 0,
     };
@@ -75,6 +78,7 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
             if let Some(v) = rec.uint(root, VERSION) {
                 conv.drift.version(v.to_string().as_bytes());
             }
+            conv.cwd(rec.word(root, CWD));
             Ok(())
         }
         b"step/start" | b"step/end" => Ok(()),

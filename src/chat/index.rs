@@ -175,6 +175,12 @@ impl Index {
         &self.conv.usage
     }
 
+    /// The working directory its first record that names one names
+    /// (empty if none has yet).
+    pub fn cwd(&self) -> &[u8] {
+        &self.conv.cwd
+    }
+
     /// What the transcript held that no rule knows, as far as it is
     /// indexed (`/health`).
     pub fn drift(&self) -> &super::drift::Drift {

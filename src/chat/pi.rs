@@ -72,6 +72,8 @@ const REASONING_TOKENS: u8 = 30;
 const VERSION: u8 = 31;
 const SYNTHETIC: u8 = 32;
 const REDACTED: u8 = 33;
+/// The session header's working directory.
+const CWD: u8 = 34;
 
 /// The schema of a pi or omp entry.
 pub(crate) static SCHEMA: Schema = Schema::new(&NODES, TYPE, entry, any_nested);
@@ -103,8 +105,8 @@ fn bookkeeping(ty: &[u8]) -> bool {
     )
 }
 
-static NODES: [Node; 34] = {
-    let mut s = [LEAF; 34];
+static NODES: [Node; 35] = {
+    let mut s = [LEAF; 35];
     s[ROOT as usize] = Node {
         keys: &[
             (b"type", TYPE),
@@ -115,6 +117,7 @@ static NODES: [Node; 34] = {
             (b"summary", SUMMARY),
             (b"content", ENTRY_CONTENT),
             (b"version", VERSION),
+            (b"cwd", CWD),
         ],
         elem: 0,
     };
@@ -172,6 +175,7 @@ pub(crate) fn line(rec: &Rec, store: &mut Store, conv: &mut Conv) -> Result<(), 
         if let Some(v) = rec.uint(root, VERSION) {
             conv.drift.version(v.to_string().as_bytes());
         }
+        conv.cwd(rec.word(root, CWD));
         return Ok(());
     }
     if rec.glued {
@@ -321,5 +325,6 @@ fn count(rec: &Rec, m: usize, conv: &mut Conv) {
     let reasoning = rt.or(rs).unwrap_or(0);
     let [i, o, r, w] = [i, o, r, w].map(|v| v.unwrap_or(0));
     let slot = conv.usage.slot(rec.word(m, MODEL));
-    conv.usage.count(slot, &[i, o, r, w, reasoning]);
+    let time = conv.time();
+    conv.usage.charge(slot, 0, time, &[i, o, r, w, reasoning], 0);
 }

@@ -48,7 +48,36 @@ pub const UNKNOWN_MODEL: &str = "unknown";
 pub struct Usage {
     total: Counts,
     models: Vec<(Vec<u8>, Counts)>,
+    /// What was counted, charge by charge, when: the reports of `/usage`
+    /// sum these by period and tell copies of one reply in several files
+    /// apart by their key. A file's own; `add` leaves them.
+    charges: Vec<Charge>,
 }
+
+/// One counted spend: a reply (or, for a harness that writes a running
+/// total, what the total grew by) at the time of the record that first
+/// carried it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Charge {
+    /// The reply's key across a whole home (Claude: `message.id` and
+    /// `requestId`; codex: `response_id` and its thread), hashed; 0 for a
+    /// spend with no key, which is never a copy of another.
+    pub key: u64,
+    /// Unix seconds.
+    pub time: u32,
+    /// Its model: a place in this usage's models (`Usage::model_name`).
+    pub slot: u8,
+    pub counts: Counts,
+    /// Of `cache_write`, what was written for an hour (Claude's
+    /// `cache_creation.ephemeral_1h_input_tokens`; priced apart); the rest
+    /// was written for five minutes.
+    pub write_1h: u64,
+}
+
+/// Key-less charges of one model within this many seconds of the last are
+/// one charge: a codex rollout's running total grows every few seconds,
+/// and what a report needs of a spend with no key is its minute.
+pub const CHARGE_MERGE_SECS: u32 = 60;
 
 impl Usage {
     pub fn new() -> Usage {
@@ -120,19 +149,65 @@ impl Usage {
         self.models.len() - 1
     }
 
-    /// Counts `c` for the model at `slot`, and in the totals.
-    pub(crate) fn count(&mut self, slot: usize, c: &Counts) {
-        plus(&mut self.total, c);
+    /// The name of the model at `slot` (a charge's).
+    pub fn model_name(&self, slot: u8) -> &[u8] {
+        self.models.get(usize::from(slot)).map_or(UNKNOWN_MODEL.as_bytes(), |(m, _)| &m[..])
+    }
+
+    /// What was counted, charge by charge, in the order counted.
+    pub fn charges(&self) -> &[Charge] {
+        &self.charges
+    }
+
+    /// Counts `c` (of which `write_1h` of the cache writes were for an
+    /// hour) for the model at `slot`, spent at `time` by the reply `key`
+    /// (0: none): the charge's place, for `grow` and `take_back`. A key-less
+    /// charge of the same model within `CHARGE_MERGE_SECS` of the last one
+    /// is added to it.
+    pub(crate) fn charge(&mut self, slot: usize, key: u64, time: u32, c: &Counts, write_1h: u64) -> usize {
+        self.count(slot, c);
+        let slot = slot.min(MODELS_MAX - 1) as u8;
+        if let Some(last) = self
+            .charges
+            .last_mut()
+            .filter(|l| key == 0 && l.key == 0 && l.slot == slot && time >= l.time && time - l.time < CHARGE_MERGE_SECS)
+        {
+            plus(&mut last.counts, c);
+            last.write_1h = last.write_1h.saturating_add(write_1h);
+            return self.charges.len() - 1;
+        }
+        self.charges.push(Charge { key, time, slot, counts: *c, write_1h });
+        self.charges.len() - 1
+    }
+
+    /// Charge `at` is seen again with counts `c`: each field rises to the
+    /// larger, and what it rose by is counted.
+    pub(crate) fn grow(&mut self, at: usize, c: &Counts, write_1h: u64) {
+        let Some(ch) = self.charges.get_mut(at) else { return };
+        let grew: Counts = std::array::from_fn(|k| c[k].saturating_sub(ch.counts[k]));
+        for (o, n) in ch.counts.iter_mut().zip(c) {
+            *o = (*o).max(*n);
+        }
+        ch.write_1h = ch.write_1h.max(write_1h);
+        let slot = usize::from(ch.slot);
+        self.count(slot, &grew);
+    }
+
+    /// Takes charge `at` back (a record superseded): it counts nothing.
+    pub(crate) fn take_back(&mut self, at: usize) {
+        let Some(ch) = self.charges.get_mut(at) else { return };
+        let (slot, c) = (usize::from(ch.slot), std::mem::take(&mut ch.counts));
+        ch.write_1h = 0;
+        minus(&mut self.total, &c);
         if let Some((_, m)) = self.models.get_mut(slot) {
-            plus(m, c);
+            minus(m, &c);
         }
     }
 
-    /// Takes back counts `c` counted for `slot` (a record superseded).
-    pub(crate) fn uncount(&mut self, slot: usize, c: &Counts) {
-        minus(&mut self.total, c);
+    fn count(&mut self, slot: usize, c: &Counts) {
+        plus(&mut self.total, c);
         if let Some((_, m)) = self.models.get_mut(slot) {
-            minus(m, c);
+            plus(m, c);
         }
     }
 }
@@ -179,8 +254,8 @@ pub(crate) struct Running {
     last: Counts,
     /// A record of the thread's own was counted: the totals no longer are.
     recorded: bool,
-    /// In a fork, what the totals counted, by model, until a record.
-    provisional: Vec<(usize, Counts)>,
+    /// In a fork, the charges the totals made until a record.
+    provisional: Vec<usize>,
 }
 
 impl Running {
@@ -221,12 +296,9 @@ impl Running {
         let grew: Counts = if reset { *t } else { std::array::from_fn(|k| t[k] - self.last[k]) };
         self.last = *t;
         let slot = usage.slot(&self.model);
-        usage.count(slot, &grew);
-        if self.fork.is_some() {
-            match self.provisional.iter_mut().find(|(s, _)| *s == slot) {
-                Some((_, c)) => plus(c, &grew),
-                None => self.provisional.push((slot, grew)),
-            }
+        let at = usage.charge(slot, 0, time, &grew, 0);
+        if self.fork.is_some() && self.provisional.last() != Some(&at) {
+            self.provisional.push(at);
         }
     }
 
@@ -237,16 +309,17 @@ impl Running {
         thread == 0 || self.own.is_none_or(|o| o == 0 || o == thread)
     }
 
-    /// One response's own record, seen the first time: it spent `c`.
-    pub(crate) fn record(&mut self, usage: &mut Usage, c: &Counts) {
+    /// One response's own record, seen the first time: it spent `c` at
+    /// `time`; `key` is the response's, with its thread.
+    pub(crate) fn record(&mut self, usage: &mut Usage, key: u64, time: u32, c: &Counts) {
         if !self.recorded {
             self.recorded = true;
-            for (slot, c) in std::mem::take(&mut self.provisional) {
-                usage.uncount(slot, &c);
+            for at in std::mem::take(&mut self.provisional) {
+                usage.take_back(at);
             }
         }
         let slot = usage.slot(&self.model);
-        usage.count(slot, c);
+        usage.charge(slot, key, time, c, 0);
     }
 }
 
@@ -258,9 +331,9 @@ mod tests {
     fn the_text_is_the_totals_then_each_model_by_kind() {
         let mut u = Usage::new();
         let a = u.slot(b"opus");
-        u.count(a, &[1, 2, 3, 4, 0]);
+        u.charge(a, 0, 0, &[1, 2, 3, 4, 0], 0);
         let b = u.slot(b"qwen3.5:latest");
-        u.count(b, &[10, 20, 0, 0, 5]);
+        u.charge(b, 0, 0, &[10, 20, 0, 0, 5], 0);
         let want = "input 11\noutput 22\ncache_read 3\ncache_write 4\nreasoning 5\n\
             input.opus 1\noutput.opus 2\ncache_read.opus 3\ncache_write.opus 4\nreasoning.opus 0\n\
             input.qwen3.5:latest 10\noutput.qwen3.5:latest 20\ncache_read.qwen3.5:latest 0\n\
@@ -296,7 +369,7 @@ mod tests {
         let mut u = Usage::new();
         for i in 0..MODELS_MAX + 5 {
             let s = u.slot(format!("m{i}").as_bytes());
-            u.count(s, &[1, 0, 0, 0, 0]);
+            u.charge(s, 0, 0, &[1, 0, 0, 0, 0], 0);
         }
         assert_eq!(u.models().count(), MODELS_MAX);
         assert_eq!(u.model(OTHER_MODEL.as_bytes()), Some([6, 0, 0, 0, 0]));

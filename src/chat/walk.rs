@@ -56,7 +56,7 @@ const fn key_slot(key: &[u8]) -> usize {
         [only] => (2 + *only as usize * 6) % KEY_SLOTS,
         [first, last] => (4 + *first as usize * 5 + *last as usize * 4) % KEY_SLOTS,
         [first, second, .., last] => {
-            (key.len() * 2 + *first as usize * 5 + *last as usize + *second as usize * 3) % KEY_SLOTS
+            (key.len() * 6 + *first as usize * 11 + *last as usize + *second as usize * 3) % KEY_SLOTS
         }
     }
 }

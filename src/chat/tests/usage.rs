@@ -152,6 +152,7 @@ fn every_real_transcripts_usage_is_what_its_raw_records_add_up_to() {
             .collect();
         let want: HashMap<String, Counts> = models.into_iter().filter(|(_, c)| *c != [0; 5]).collect();
         assert_eq!(got, want, "{format:?} {name}");
+        charges_add_up(ix.usage(), &name);
         if total != [0; 5] {
             counted += 1;
             println!(
@@ -161,6 +162,71 @@ fn every_real_transcripts_usage_is_what_its_raw_records_add_up_to() {
         }
     }
     println!("{counted} transcripts with usage");
+}
+
+/// The charges of a usage add up to its counts, model by model: what a
+/// report sums by period is what `usage` says.
+fn charges_add_up(u: &crate::chat::usage::Usage, name: &str) {
+    let mut by_model: HashMap<Vec<u8>, Counts> = HashMap::new();
+    for ch in u.charges() {
+        let e = by_model.entry(u.model_name(ch.slot).to_vec()).or_default();
+        e.iter_mut().zip(ch.counts).for_each(|(a, b)| *a += b);
+        assert!(ch.write_1h <= ch.counts[3], "{name}: an hour's writes are part of the writes");
+    }
+    for (m, c) in u.models() {
+        assert_eq!(by_model.get(m).copied().unwrap_or_default(), c, "{name}: {}", String::from_utf8_lossy(m));
+    }
+}
+
+/// Claude Code 2.1.x: a reply is one charge, at the time of its first
+/// record, at its largest counts, its hour-long cache writes apart; the
+/// session's working directory is its first record's.
+#[test]
+fn a_claude_reply_is_one_charge_at_its_first_copys_time_with_its_hour_long_writes() {
+    let file = lines(&[
+        r#"{"type":"user","timestamp":"2026-11-30T23:59:58.000Z","cwd":"/home/u/shop","uuid":"u1","message":{"content":"hi"}}"#,
+        r#"{"type":"assistant","timestamp":"2026-11-30T23:59:59.000Z","cwd":"/home/u/other","uuid":"a1","requestId":"req_1","message":{"id":"m1","model":"claude-opus-4-5","content":[{"type":"thinking","thinking":"x"}],"usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":1,"cache_creation":{"ephemeral_5m_input_tokens":40,"ephemeral_1h_input_tokens":60}}}}"#,
+        r#"{"type":"assistant","timestamp":"2026-12-01T00:00:04.000Z","uuid":"a2","requestId":"req_1","message":{"id":"m1","model":"claude-opus-4-5","content":[{"type":"text","text":"y"}],"usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":250,"cache_creation":{"ephemeral_5m_input_tokens":40,"ephemeral_1h_input_tokens":60}}}}"#,
+        r#"{"type":"assistant","timestamp":"2026-12-01T00:10:00.000Z","uuid":"a3","requestId":"req_2","message":{"id":"m2","model":"claude-opus-4-5","content":[],"usage":{"input_tokens":5,"output_tokens":6}}}"#,
+    ]);
+    let ix = index(Format::Claude, &file);
+    let got: Vec<_> = ix.usage().charges().iter().map(|c| (c.time, c.counts, c.write_1h)).collect();
+    let t = crate::chat::parse_time(b"2026-11-30T23:59:59.000Z").unwrap();
+    assert_eq!(got, vec![(t, [3, 250, 1000, 100, 0], 60), (t + 601, [5, 6, 0, 0, 0], 0)]);
+    let keys: Vec<u64> = ix.usage().charges().iter().map(|c| c.key).collect();
+    assert!(keys[0] != 0 && keys[1] != 0 && keys[0] != keys[1], "each reply has its own key: {keys:?}");
+    assert_eq!(ix.cwd(), b"/home/u/shop");
+    charges_add_up(ix.usage(), "fixture");
+}
+
+/// Codex 0.17x: a response's key is its id with its thread's, so the same
+/// response id in another thread is another reply; a fork's copied totals
+/// are taken back as charges too.
+#[test]
+fn a_codex_records_key_is_its_thread_and_response_and_a_forks_copied_totals_charge_nothing() {
+    let fork = |thread: &str| {
+        lines(&[
+            &format!(
+                r#"{{"timestamp":"2026-11-01T12:00:00.000Z","type":"session_meta","payload":{{"id":"{thread}","forked_from_id":"parent","cli_version":"0.176.0","cwd":"/w/{thread}"}}}}"#
+            ),
+            r#"{"timestamp":"2026-11-01T12:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.5"}}"#,
+            r#"{"timestamp":"2026-11-01T12:00:00.900Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5000,"output_tokens":500}}}}"#,
+            r#"{"timestamp":"2026-11-01T12:00:01.300Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":6000,"output_tokens":600}}}}"#,
+            &format!(
+                r#"{{"timestamp":"2026-11-01T12:00:07.000Z","type":"token_usage_record","payload":{{"thread_id":"{thread}","response_id":"r1","usage":{{"input_tokens":700,"output_tokens":30}}}}}}"#
+            ),
+        ])
+    };
+    let (a, b) = (index(Format::Codex, &fork("a")), index(Format::Codex, &fork("b")));
+    let live = |ix: &Index| -> Vec<(u64, Counts)> {
+        ix.usage().charges().iter().filter(|c| c.counts != [0; 5]).map(|c| (c.key, c.counts)).collect()
+    };
+    let (la, lb) = (live(&a), live(&b));
+    assert_eq!(la.len(), 1, "{la:?}");
+    assert_eq!(la[0].1, [700, 30, 0, 0, 0]);
+    assert_ne!(la[0].0, lb[0].0, "one response id in two threads is two replies");
+    assert_eq!((a.cwd(), b.cwd()), (&b"/w/a"[..], &b"/w/b"[..]));
+    charges_add_up(a.usage(), "fork a");
 }
 
 #[test]

@@ -19,8 +19,8 @@ use std::io::{self, Read, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::format::{self, quote};
-use super::localtime::Zone;
 use super::Client;
+use crate::localtime::Zone;
 use crate::proto::{OREAD, OWRITE};
 
 const USAGE: &str = "\

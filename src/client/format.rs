@@ -11,8 +11,8 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-use super::localtime::{civil_from_days, Zone};
 use super::OwnedStat;
+use crate::localtime::{civil_from_days, Zone};
 use crate::proto::{self, Dialect};
 
 /// Plan 9's `ls`: a time more than 180 days old or more than a day ahead

@@ -26,7 +26,6 @@
 mod addr;
 mod cli;
 mod format;
-mod localtime;
 #[cfg(test)]
 mod tests;
 

@@ -1,4 +1,5 @@
-//! `localtime`: the local zone's offset from UTC at an instant, for `ls -l`.
+//! `localtime`: the local zone's offset from UTC at an instant, for `ls -l`
+//! and for the days, weeks and months of `/usage`'s reports.
 //!
 //! `ls -l` shows a file's time as the user's clock would, but this crate has
 //! no unsafe to call localtime(3) with and no date crate, so the zone is read
@@ -72,6 +73,12 @@ impl Zone {
     pub(crate) fn local() -> Zone {
         let tz = std::env::var("TZ").ok();
         Zone::from_tz(tz.as_deref()).unwrap_or_else(Zone::utc)
+    }
+
+    /// The zone `tz` names, as `$TZ` would (a zoneinfo name, a path, a
+    /// POSIX rule); `None` if it names none this machine has.
+    pub(crate) fn named(tz: &str) -> Option<Zone> {
+        Zone::from_tz(Some(tz))
     }
 
     fn from_tz(tz: Option<&str>) -> Option<Zone> {

@@ -1,0 +1,453 @@
+//! The book: every session's charges, gathered a transcript at a time,
+//! then settled — each reply once across the home, each charge priced —
+//! and written out as the reports.
+//!
+//! A reply copied into several files (a resumed or forked Claude
+//! session's history, a copied codex rollout) has one key in all of them
+//! (`Charge::key`): it counts in the session that began first, the one
+//! that spent it, and nowhere else. A charge without a key is its file's
+//! alone.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::chat::usage::{Counts, Usage, KINDS};
+use crate::harness::Harness;
+use crate::localtime::{civil_from_days, days_from_civil, Zone};
+
+use super::prices::{dollars, Prices};
+use super::table;
+use super::Report;
+
+/// How long a block of Claude's plans runs, from the hour of its first
+/// reply; a reply this long after the last one starts a new block.
+pub(crate) const BLOCK_SECS: u32 = 5 * 3600;
+
+/// One session's spending, as gathered.
+pub(crate) struct Session {
+    pub harness: Harness,
+    pub id: Box<[u8]>,
+    pub cwd: Box<[u8]>,
+    /// When its transcripts were last written (their newest mtime).
+    pub last_active: u32,
+    charges: Vec<Spent>,
+}
+
+#[derive(Clone, Copy)]
+struct Spent {
+    key: u64,
+    time: u32,
+    model: u32,
+    counts: Counts,
+    write_1h: u64,
+}
+
+/// What a report adds up: tokens by kind, and what they cost where it is
+/// known.
+#[derive(Clone, Copy, Default)]
+struct Sum {
+    counts: Counts,
+    cost: u128,
+    /// Some of it has no price.
+    unknown: bool,
+    /// Any of it was priced.
+    priced: bool,
+}
+
+impl Sum {
+    fn add(&mut self, c: &Counts, cost: Option<u128>) {
+        for (a, b) in self.counts.iter_mut().zip(c) {
+            *a = a.saturating_add(*b);
+        }
+        match cost {
+            Some(p) => {
+                self.cost += p;
+                self.priced = true;
+            }
+            None => self.unknown = true,
+        }
+    }
+
+    fn merge(&mut self, o: &Sum) {
+        for (a, b) in self.counts.iter_mut().zip(o.counts) {
+            *a = a.saturating_add(b);
+        }
+        self.cost += o.cost;
+        self.unknown |= o.unknown;
+        self.priced |= o.priced;
+    }
+
+    /// The tokens, then the cost: `?` where nothing of it has a price,
+    /// `+?` after what is known where some of it has none.
+    fn cells(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.counts.iter().map(u64::to_string).collect();
+        out.push(match (self.priced, self.unknown) {
+            (_, false) => dollars(self.cost),
+            (false, true) => "?".into(),
+            (true, true) => format!("{}+?", dollars(self.cost)),
+        });
+        out
+    }
+}
+
+/// Every session's charges, gathered.
+#[derive(Default)]
+pub(crate) struct Book {
+    sessions: Vec<Session>,
+    models: Vec<Box<[u8]>>,
+    model_ids: HashMap<Box<[u8]>, u32>,
+}
+
+impl Book {
+    /// A transcript of session (`h`, `id`) said `usage` (the session's own
+    /// or a subagent's; they come one after another), its records naming
+    /// `cwd`; it was last written at `mtime`.
+    pub(crate) fn add(&mut self, h: Harness, id: &[u8], cwd: &[u8], mtime: u32, usage: &Usage) {
+        let same = self.sessions.last().is_some_and(|s| s.harness == h && &*s.id == id);
+        if !same {
+            let s = Session { harness: h, id: id.into(), cwd: cwd.into(), last_active: mtime, charges: Vec::new() };
+            self.sessions.push(s);
+        }
+        let mut local: Vec<Option<u32>> = Vec::new();
+        for ch in usage.charges() {
+            let slot = usize::from(ch.slot);
+            if local.len() <= slot {
+                local.resize(slot + 1, None);
+            }
+            let model = match local[slot] {
+                Some(m) => m,
+                None => {
+                    let m = self.model_id(usage.model_name(ch.slot));
+                    local[slot] = Some(m);
+                    m
+                }
+            };
+            let spent = Spent { key: ch.key, time: ch.time, model, counts: ch.counts, write_1h: ch.write_1h };
+            let s = self.sessions.last_mut().expect("pushed above");
+            s.charges.push(spent);
+        }
+        let s = self.sessions.last_mut().expect("pushed above");
+        s.last_active = s.last_active.max(mtime);
+        if s.cwd.is_empty() {
+            s.cwd = cwd.into();
+        }
+    }
+
+    fn model_id(&mut self, name: &[u8]) -> u32 {
+        if let Some(&m) = self.model_ids.get(name) {
+            return m;
+        }
+        let m = self.models.len() as u32;
+        self.models.push(name.into());
+        self.model_ids.insert(name.into(), m);
+        m
+    }
+
+    /// Each reply once, in the session that began first; each charge
+    /// priced.
+    pub(crate) fn settle(mut self, prices: &Prices) -> Settled {
+        let first = |s: &Session| s.charges.iter().map(|c| c.time).min().unwrap_or(u32::MAX);
+        self.sessions.sort_by(|a, b| (first(a), a.harness, &a.id).cmp(&(first(b), b.harness, &b.id)));
+        let mut keys = HashSet::new();
+        let mut copies = 0u64;
+        for s in &mut self.sessions {
+            let before = s.charges.len();
+            s.charges.retain(|c| c.key == 0 || keys.insert(c.key));
+            copies += (before - s.charges.len()) as u64;
+        }
+        let rows: Vec<_> = self.models.iter().map(|m| prices.find(m).cloned()).collect();
+        let mut costs = Vec::with_capacity(self.sessions.len());
+        for s in &self.sessions {
+            costs.push(
+                s.charges
+                    .iter()
+                    .map(|c| {
+                        let ch = crate::chat::usage::Charge {
+                            key: c.key,
+                            time: c.time,
+                            slot: 0,
+                            counts: c.counts,
+                            write_1h: c.write_1h,
+                        };
+                        rows[c.model as usize].as_ref().map(|r| Prices::cost(r, s.harness, &ch))
+                    })
+                    .collect(),
+            );
+        }
+        let unpriced = (0..self.models.len()).filter(|&m| rows[m].is_none()).map(|m| self.models[m].clone()).collect();
+        Settled { book: self, costs, copies, unpriced, prices: prices.clone() }
+    }
+}
+
+/// The book settled: what the reports are written from.
+pub(crate) struct Settled {
+    book: Book,
+    /// Each session's charges' costs, in its charges' order.
+    costs: Vec<Vec<Option<u128>>>,
+    /// Charges left out as copies of a reply counted in another file.
+    pub copies: u64,
+    unpriced: BTreeSet<Box<[u8]>>,
+    prices: Prices,
+}
+
+/// The time of day and the calendar, in a zone.
+pub(crate) struct Clock<'a> {
+    pub zone: &'a Zone,
+    /// Now, Unix seconds (for `block`).
+    pub now: u32,
+}
+
+impl Clock<'_> {
+    /// The local day of `t`, as days since 1970-01-01.
+    fn day(&self, t: u32) -> i64 {
+        let t = i64::from(t);
+        (t + i64::from(self.zone.offset_at(t))).div_euclid(86_400)
+    }
+
+    fn date(day: i64) -> String {
+        let (y, m, d) = civil_from_days(day);
+        format!("{y:04}-{m:02}-{d:02}")
+    }
+
+    /// `2026-12-01T10:04`, local.
+    fn stamp(&self, t: u32) -> String {
+        let local = i64::from(t) + i64::from(self.zone.offset_at(i64::from(t)));
+        let (day, secs) = (local.div_euclid(86_400), local.rem_euclid(86_400));
+        format!("{}T{:02}:{:02}", Self::date(day), secs / 3600, secs % 3600 / 60)
+    }
+
+    /// The period of a report `t` falls in, as its first day.
+    fn period(&self, r: Report, t: u32) -> i64 {
+        let day = self.day(t);
+        match r {
+            // Weeks begin on Monday (ISO 8601); 1970-01-01 was a Thursday.
+            Report::Weekly => day - (day + 3).rem_euclid(7),
+            Report::Monthly => {
+                let (y, m, _) = civil_from_days(day);
+                days_from_civil(y, m, 1)
+            }
+            _ => day,
+        }
+    }
+
+    fn period_name(r: Report, first_day: i64) -> String {
+        let d = Self::date(first_day);
+        if r == Report::Monthly {
+            d[..7].to_string()
+        } else {
+            d
+        }
+    }
+}
+
+const KIND_COLS: [&str; 5] = KINDS;
+
+impl Settled {
+    /// The text of report `r`.
+    pub(crate) fn render(&self, r: Report, clock: &Clock) -> Vec<u8> {
+        match r {
+            Report::Daily | Report::Weekly | Report::Monthly => self.periods(r, clock),
+            Report::Sessions => self.sessions(clock),
+            Report::Projects => self.projects(),
+            Report::Block => self.block(clock),
+            Report::Prices => self.prices(),
+        }
+    }
+
+    fn each(&self) -> impl Iterator<Item = (&Session, &Spent, Option<u128>)> {
+        self.book
+            .sessions
+            .iter()
+            .zip(&self.costs)
+            .flat_map(|(s, costs)| s.charges.iter().zip(costs).map(move |(c, &cost)| (s, c, cost)))
+    }
+
+    fn model(&self, m: u32) -> String {
+        String::from_utf8_lossy(&self.book.models[m as usize]).into_owned()
+    }
+
+    fn periods(&self, r: Report, clock: &Clock) -> Vec<u8> {
+        let mut by: BTreeMap<(i64, Harness, u32), Sum> = BTreeMap::new();
+        for (s, c, cost) in self.each() {
+            by.entry((clock.period(r, c.time), s.harness, c.model)).or_default().add(&c.counts, cost);
+        }
+        let mut rows = Vec::new();
+        let (mut total, mut period_total, mut current) = (Sum::default(), Sum::default(), None);
+        let flush = |rows: &mut Vec<Vec<String>>, day: Option<i64>, sum: &Sum| {
+            if let Some(day) = day {
+                let mut row = vec![Clock::period_name(r, day), "total".into(), "-".into()];
+                row.extend(sum.cells());
+                rows.push(row);
+            }
+        };
+        for (&(day, h, m), sum) in &by {
+            if current != Some(day) {
+                flush(&mut rows, current, &period_total);
+                (current, period_total) = (Some(day), Sum::default());
+            }
+            period_total.merge(sum);
+            total.merge(sum);
+            let mut row = vec![Clock::period_name(r, day), h.name().into(), self.model(m)];
+            row.extend(sum.cells());
+            rows.push(row);
+        }
+        flush(&mut rows, current, &period_total);
+        let mut row = vec!["all".into(), "total".into(), "-".into()];
+        row.extend(total.cells());
+        rows.push(row);
+        let first = match r {
+            Report::Weekly => "week",
+            Report::Monthly => "month",
+            _ => "day",
+        };
+        let header: Vec<&str> = [first, "harness", "model"].into_iter().chain(KIND_COLS).chain(["cost"]).collect();
+        table::render(&header, &rows)
+    }
+
+    fn sessions(&self, clock: &Clock) -> Vec<u8> {
+        let mut rows = Vec::new();
+        let mut total = Sum::default();
+        for (s, costs) in self.book.sessions.iter().zip(&self.costs) {
+            let mut sum = Sum::default();
+            let mut models = Vec::new();
+            for (c, &cost) in s.charges.iter().zip(costs) {
+                sum.add(&c.counts, cost);
+                if !models.contains(&c.model) {
+                    models.push(c.model);
+                }
+            }
+            total.merge(&sum);
+            let started = s.charges.iter().map(|c| c.time).min().map_or("-".into(), |t| clock.stamp(t));
+            let names: Vec<String> = models.iter().map(|&m| self.model(m)).collect();
+            let mut row = vec![
+                s.harness.name().into(),
+                String::from_utf8_lossy(&s.id).into_owned(),
+                started,
+                clock.stamp(s.last_active),
+                if names.is_empty() { "-".into() } else { names.join(",") },
+            ];
+            row.extend(sum.cells());
+            row.push(cwd(&s.cwd));
+            rows.push(row);
+        }
+        let mut row = vec!["total".into(), format!("{}", self.book.sessions.len()), "-".into(), "-".into(), "-".into()];
+        row.extend(total.cells());
+        row.push("-".into());
+        rows.push(row);
+        let header: Vec<&str> = ["harness", "session", "started", "last_active", "models"]
+            .into_iter()
+            .chain(KIND_COLS)
+            .chain(["cost", "cwd"])
+            .collect();
+        table::render(&header, &rows)
+    }
+
+    fn projects(&self) -> Vec<u8> {
+        let mut by: BTreeMap<&[u8], (BTreeSet<Harness>, usize, Sum)> = BTreeMap::new();
+        for (s, costs) in self.book.sessions.iter().zip(&self.costs) {
+            let e = by.entry(&s.cwd).or_default();
+            e.0.insert(s.harness);
+            e.1 += 1;
+            for (c, &cost) in s.charges.iter().zip(costs) {
+                e.2.add(&c.counts, cost);
+            }
+        }
+        let mut rows = Vec::new();
+        let mut total = Sum::default();
+        for (dir, (hs, n, sum)) in &by {
+            total.merge(sum);
+            let names: Vec<&str> = hs.iter().map(|h| h.name()).collect();
+            let mut row = vec![names.join(","), n.to_string()];
+            row.extend(sum.cells());
+            row.push(cwd(dir));
+            rows.push(row);
+        }
+        let mut row = vec!["total".into(), self.book.sessions.len().to_string()];
+        row.extend(total.cells());
+        row.push("-".into());
+        rows.push(row);
+        let header: Vec<&str> = ["harness", "sessions"].into_iter().chain(KIND_COLS).chain(["cost", "cwd"]).collect();
+        table::render(&header, &rows)
+    }
+
+    /// The 5-hour window Claude's plans meter, as of now: its replies, when
+    /// it began (the hour of its first) and ends, the rate of spending so
+    /// far and where the window ends at that rate. Claude Code's replies
+    /// only. No window is open when the last reply is a block's length
+    /// ago: the row says `none`.
+    fn block(&self, clock: &Clock) -> Vec<u8> {
+        let mut times: Vec<(u32, &Spent, Option<u128>)> = self
+            .each()
+            .filter(|(s, _, _)| s.harness == Harness::Claude)
+            .map(|(_, c, cost)| (c.time, c, cost))
+            .collect();
+        times.sort_by_key(|t| t.0);
+        let (mut start, mut last, mut sum) = (None::<u32>, 0u32, Sum::default());
+        for &(t, c, cost) in &times {
+            let open = start.is_some_and(|s| t < s + BLOCK_SECS && t < last + BLOCK_SECS);
+            if !open {
+                (start, sum) = (Some(t - t % 3600), Sum::default());
+            }
+            sum.add(&c.counts, cost);
+            last = t;
+        }
+        let header: Vec<&str> =
+            ["harness", "began", "ends"].into_iter().chain(KIND_COLS).chain(["cost", "per_hour", "at_end"]).collect();
+        let row = match start.filter(|&s| clock.now < s + BLOCK_SECS) {
+            None => {
+                let mut r = vec!["claude".into(), "none".into(), "-".into()];
+                r.extend(Sum::default().cells());
+                r.extend(["0.0000".into(), "0.0000".into()]);
+                r
+            }
+            Some(s) => {
+                let elapsed = u128::from(clock.now.saturating_sub(s).max(60));
+                let per_hour = sum.cost * 3600 / elapsed;
+                let at_end = sum.cost + per_hour * u128::from(s + BLOCK_SECS - clock.now.max(s)) / 3600;
+                let mut r = vec!["claude".into(), clock.stamp(s), clock.stamp(s + BLOCK_SECS)];
+                r.extend(sum.cells());
+                let mark = if sum.unknown { "+?" } else { "" };
+                r.extend([format!("{}{mark}", dollars(per_hour)), format!("{}{mark}", dollars(at_end))]);
+                r
+            }
+        };
+        table::render(&header, &[row])
+    }
+
+    fn prices(&self) -> Vec<u8> {
+        let mut rows = Vec::new();
+        let per_m = |p: u64| {
+            let s = format!("{}.{:06}", p / 1_000_000, p % 1_000_000);
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        };
+        for r in self.prices.rows() {
+            let mut tiers = vec![("-".to_string(), r.base)];
+            if let Some((above, long)) = r.long {
+                tiers.push((format!(">{above}"), long));
+            }
+            for (prompt, t) in tiers {
+                let cells = [t.input, t.output, t.cache_read, t.write_5m, t.write_1h].map(per_m);
+                let mut row = vec![r.model.clone(), prompt];
+                row.extend(cells);
+                row.extend([r.read.clone(), r.source.clone()]);
+                rows.push(row);
+            }
+        }
+        for m in &self.unpriced {
+            let mut row = vec![String::from_utf8_lossy(m).into_owned(), "-".into()];
+            row.extend(std::iter::repeat_n("?".to_string(), 5));
+            row.extend(["-".into(), "unpriced: seen in a transcript, in no row of the table".into()]);
+            rows.push(row);
+        }
+        let header = ["model", "prompt", "input", "output", "cache_read", "write_5m", "write_1h", "read", "source"];
+        table::render(&header, &rows)
+    }
+}
+
+/// A working directory as a cell: `-` for none; control bytes shown as `?`
+/// so a row stays one line.
+fn cwd(dir: &[u8]) -> String {
+    if dir.is_empty() {
+        return "-".into();
+    }
+    String::from_utf8_lossy(dir).chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}

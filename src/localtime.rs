@@ -29,7 +29,7 @@ const SECS_PER_DAY: i64 = 86_400;
 
 /// A time zone: offsets east of UTC, in seconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Zone {
+pub struct Zone {
     /// Transition instants, ascending.
     transitions: Vec<i64>,
     /// For each transition, the index into `offsets` it switches to.
@@ -65,19 +65,19 @@ enum Date {
 }
 
 impl Zone {
-    pub(crate) fn utc() -> Zone {
+    pub fn utc() -> Zone {
         Zone::default()
     }
 
     /// The zone `$TZ` names, else `/etc/localtime`, else UTC.
-    pub(crate) fn local() -> Zone {
+    pub fn local() -> Zone {
         let tz = std::env::var("TZ").ok();
         Zone::from_tz(tz.as_deref()).unwrap_or_else(Zone::utc)
     }
 
     /// The zone `tz` names, as `$TZ` would (a zoneinfo name, a path, a
     /// POSIX rule); `None` if it names none this machine has.
-    pub(crate) fn named(tz: &str) -> Option<Zone> {
+    pub fn named(tz: &str) -> Option<Zone> {
         Zone::from_tz(Some(tz))
     }
 

@@ -16,7 +16,7 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
                [--msize BYTES] [--max-fids N] [--max-conns N]
                [--max-fids-total N] [--version-deadline MS]
                [--max-dir-entries N] [--listing-window MS] [--max-chats N] [--max-chat-messages N]
-               [--max-inflated BYTES]
+               [--max-inflated BYTES] [--prices FILE] [--tz ZONE]
                [--max-watches N] [--max-waits N] [--rescan-interval MS] [--kernel-workers N]
                [--allow-hard-links] [--zmx PATH] [-D] [-v]...
        9agents ls [-l] [-a ADDR] PATH
@@ -66,6 +66,10 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
   --max-chat-messages N  messages one chat may list (default 1048576)
   --max-inflated BYTES  bytes of decoded compressed transcripts held at once
                    (default 1073741824; past it their chat is File too large)
+  --prices FILE    a price table (data/prices.txt's form) whose rows replace
+                   or extend the built-in one's, for /usage
+  --tz ZONE        the zone /usage's days, weeks and months are in, as $TZ
+                   would name it (default: the daemon's local zone)
   --max-watches N  inotify watches the wait files may hold (default 8192)
   --max-waits N    reads of wait files parked at once (default 65536)
   --rescan-interval MS  how often /proc is rescanned while a read of
@@ -220,6 +224,11 @@ fn parse(args: Vec<OsString>, offer: Option<activation::Offer>) -> Result<Option
             .opt_value_from_str("--max-inflated")
             .map_err(e)?
             .unwrap_or(nineagents::server::MAX_INFLATED_DEFAULT),
+        prices: prices(p.opt_value_from_str::<_, PathBuf>("--prices").map_err(e)?)?,
+        zone: match p.opt_value_from_str::<_, String>("--tz").map_err(e)? {
+            Some(tz) => nineagents::localtime::Zone::named(&tz).ok_or(format!("--tz {tz}: no such zone"))?,
+            None => nineagents::localtime::Zone::local(),
+        },
     };
     if cfg.kernel_workers == 0 {
         return Err("--kernel-workers must be at least 1".into());
@@ -459,4 +468,14 @@ fn adopt_fd(n: i32) -> std::io::Result<OwnedFd> {
     let flags = rustix::io::fcntl_getfd(&fd)?;
     rustix::io::fcntl_setfd(&fd, flags | rustix::io::FdFlags::CLOEXEC)?;
     Ok(fd)
+}
+
+/// The price table: the built-in one, with `file`'s rows over it.
+fn prices(file: Option<PathBuf>) -> Result<nineagents::reports::Prices, String> {
+    let mut p = nineagents::reports::Prices::built_in();
+    if let Some(f) = file {
+        let text = std::fs::read_to_string(&f).map_err(|e| format!("--prices {}: {e}", f.display()))?;
+        p.extend(&text).map_err(|e| format!("--prices {}: {e}", f.display()))?;
+    }
+    Ok(p)
 }

@@ -5,11 +5,11 @@
 //! and digests said, and gets text back. docs/USAGE.md has the rules.
 
 pub(crate) mod book;
-pub(crate) mod prices;
+pub mod prices;
 pub(crate) mod table;
 
-pub(crate) use book::{Book, Session};
-pub(crate) use prices::Prices;
+pub(crate) use book::Book;
+pub use prices::Prices;
 
 /// The reports `/usage` serves, in the order it lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -37,13 +37,13 @@ pub(crate) struct Row {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Prices {
+pub struct Prices {
     rows: Vec<Row>,
 }
 
 impl Prices {
     /// The built-in table.
-    pub(crate) fn built_in() -> Prices {
+    pub fn built_in() -> Prices {
         let mut p = Prices::default();
         p.extend(BUILT_IN).expect("data/prices.txt parses (a test holds it)");
         p
@@ -51,7 +51,7 @@ impl Prices {
 
     /// Adds the rows of `text` (a model named again takes its new row);
     /// an error names the line that is not a row.
-    pub(crate) fn extend(&mut self, text: &str) -> Result<(), String> {
+    pub fn extend(&mut self, text: &str) -> Result<(), String> {
         let (mut source, mut read) = (String::from("-"), String::from("-"));
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();

@@ -57,4 +57,10 @@ pub struct Config {
     /// Bytes of decoded copies of compressed transcripts held at once
     /// (`--max-inflated`).
     pub max_inflated: u64,
+    /// The price table `/usage` prices by: the built-in one, replaced or
+    /// extended by `--prices FILE`.
+    pub prices: crate::reports::Prices,
+    /// The zone `/usage`'s days, weeks and months are in (`--tz`, else the
+    /// daemon's local zone).
+    pub zone: crate::localtime::Zone,
 }

@@ -305,7 +305,7 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
 /// is answered at once; anything else is a job's.
 fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::NodeId, loc: Loc) -> Decided {
     Ok(Some(match loc {
-        Loc::Static(i) if !w.tree.static_is_dir(i) && !w.tree.is_machine_wait(i) => {
+        Loc::Static(i) if !w.tree.static_is_dir(i) && !w.tree.is_machine_wait(i) && w.tree.report(i).is_none() => {
             // `/health` changes as chats are read: an open reads it as it
             // was, whatever reads it takes.
             let what = match i {
@@ -318,6 +318,10 @@ fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::Nod
             return Ok(None);
         }
         Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),
+        Loc::Static(i) if w.tree.report(i).is_some() => {
+            let report = w.tree.report(i).expect("checked");
+            Job::Report(Box::new(jobs::report::UsageReport::open(fid, report, w.tree.static_qid(i))))
+        }
         Loc::Static(i) if w.tree.sessions_harness(i).is_some() => {
             let h = w.tree.sessions_harness(i).expect("checked");
             Job::SessionsList(Box::new(jobs::sessions_list::SessionsList::new(fid, h, i)))

@@ -245,5 +245,7 @@ fn config() -> Config {
         max_chats: 8,
         max_chat_messages: 1 << 20,
         max_inflated: 1 << 30,
+        prices: crate::reports::Prices::built_in(),
+        zone: crate::localtime::Zone::utc(),
     }
 }

@@ -211,6 +211,8 @@ enum What {
     Wait,
     /// `/sessions/<harness>`: one directory per session on disk.
     Sessions(Harness),
+    /// `/usage/<report>`: what every session spent, summed when opened.
+    Report(Report),
 }
 
 struct StaticNode {
@@ -223,6 +225,7 @@ const fn node(name: &'static str, parent: u16, what: What) -> StaticNode {
     StaticNode { name, parent, what }
 }
 
+use crate::reports::Report;
 use Harness::{Claude, Codex, Dsh, Hermes, Omp, Pi};
 
 /// The skeleton. Index 0 is `/`, its own parent. Children appear in the
@@ -271,6 +274,15 @@ const STATIC: &[StaticNode] = &[
     node("pi", 29, What::Sessions(Pi)),
     // 35: /health
     node("health", 0, What::Fact(Fact::Health)),
+    // 36: /usage, and its reports
+    node("usage", 0, What::Dir),
+    node("block", 36, What::Report(Report::Block)),
+    node("daily", 36, What::Report(Report::Daily)),
+    node("monthly", 36, What::Report(Report::Monthly)),
+    node("prices", 36, What::Report(Report::Prices)),
+    node("projects", 36, What::Report(Report::Projects)),
+    node("sessions", 36, What::Report(Report::Sessions)),
+    node("weekly", 36, What::Report(Report::Weekly)),
 ];
 
 /// The index of `/health`.
@@ -480,6 +492,14 @@ impl Tree {
         }
     }
 
+    /// The report `/usage/<report>` is, if `i` is one.
+    pub(crate) fn report(&self, i: u16) -> Option<Report> {
+        match STATIC[i as usize].what {
+            What::Report(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The harness `/sessions/<harness>` lists, if `i` is one.
     pub(crate) fn sessions_harness(&self, i: u16) -> Option<Harness> {
         match STATIC[i as usize].what {
@@ -609,7 +629,7 @@ impl Tree {
             What::Fact(f) => {
                 Qid { ty: QTFILE, version: text_version(self.fact(f).as_bytes()), path: QID_PATH_SYNTHETIC | i as u64 }
             }
-            What::Wait => Qid { ty: QTFILE, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
+            What::Wait | What::Report(_) => Qid { ty: QTFILE, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
             _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
         }
     }
@@ -636,7 +656,7 @@ impl Tree {
             (Loc::Static(i), _) => {
                 let (mode, length) = match STATIC[*i as usize].what {
                     What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
-                    What::Wait => (0o444, 0),
+                    What::Wait | What::Report(_) => (0o444, 0),
                     _ => (DMDIR | 0o555, 0),
                 };
                 (self.static_qid(*i), mode, length, owned, uid, gid)

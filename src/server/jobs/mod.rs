@@ -43,6 +43,7 @@ pub(crate) mod observe;
 pub(crate) mod open;
 pub(crate) mod read;
 pub(crate) mod refresh;
+pub(crate) mod report;
 pub(crate) mod scan;
 pub(crate) mod session;
 pub(crate) mod sessions_list;
@@ -76,6 +77,7 @@ pub(crate) enum Job {
     WaitAll(Box<wait_all::WaitAll>),
     Session(Box<session::Session>),
     SessionsList(Box<sessions_list::SessionsList>),
+    Report(Box<report::UsageReport>),
 }
 
 impl Job {
@@ -97,6 +99,7 @@ impl Job {
             Job::WaitAll(j) => j.step(ev, cx),
             Job::Session(j) => j.step(ev, cx),
             Job::SessionsList(j) => j.step(ev, cx),
+            Job::Report(j) => j.step(ev, cx),
         }
     }
 
@@ -121,6 +124,7 @@ impl Job {
             Job::WaitAll(j) => j.release(cx),
             Job::Session(j) => j.release(cx),
             Job::SessionsList(j) => j.release(cx),
+            Job::Report(j) => j.release(cx),
         }
     }
 

@@ -1,0 +1,181 @@
+//! An open of one of `/usage`'s reports: every session of every harness
+//! that keeps them on disk, each one's chats (its own transcript and its
+//! subagents'), each chat's usage as its index or its digest counts it
+//! (`Step::WaitChat` with `Need::Usage`: a file as its digest says it was
+//! indexed costs a look), gathered into a `reports::Book` and settled
+//! into the report's text, which the fid then reads.
+//!
+//! It runs as the listings and `usage` files do, through the loop in
+//! slices: a listing's directories a slice a turn, a session's chats one
+//! after another (each shares a transcript's refresh with anyone else
+//! reading it), so another client's requests are served in between.
+
+use std::rc::Rc;
+
+use crate::errors::Error;
+use crate::facts::{Facts, Want};
+use crate::harness::Harness;
+use crate::proto::Qid;
+use crate::reports::{book::Clock, Book, Report};
+use crate::sessions::{self, SessionKey};
+
+use super::super::fids::Opened;
+use super::cx::{fail, ChatOf, Cx, Event, Need, Reply, Step};
+use super::gather::{Gather, Ran};
+use super::session::usage_chats;
+
+/// The harnesses whose sessions `/usage` sums, in order: hermes keeps its
+/// sessions in a database, as `/sessions` leaves it out.
+const HARNESSES: [Harness; 5] = [Harness::Claude, Harness::Codex, Harness::Dsh, Harness::Omp, Harness::Pi];
+
+pub(crate) struct UsageReport {
+    fid: u32,
+    report: Report,
+    qid: Qid,
+    g: Gather,
+    /// The harness being listed (an index into `HARNESSES`), and the
+    /// directory its next slice starts at.
+    harness: usize,
+    next_dir: usize,
+    found: Vec<Rc<SessionKey>>,
+    /// The session whose chats are being counted, and those chats.
+    session: usize,
+    chats: Option<(Vec<ChatOf>, usize)>,
+    book: Book,
+}
+
+impl UsageReport {
+    pub(crate) fn open(fid: u32, report: Report, qid: Qid) -> UsageReport {
+        UsageReport {
+            fid,
+            report,
+            qid,
+            g: Gather::recent(),
+            harness: 0,
+            next_dir: 0,
+            found: Vec::new(),
+            session: 0,
+            chats: None,
+            book: Book::default(),
+        }
+    }
+
+    pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if self.chats.is_some() {
+            return match self.landed(cx, ev) {
+                None => Step::Wait,
+                Some(Err(e)) => fail(e),
+                Some(Ok(())) => self.next_chat(cx),
+            };
+        }
+        if let Err(step) = self.g.on_event(cx, ev) {
+            return step;
+        }
+        let mut g = std::mem::take(&mut self.g);
+        let ran = g.run(cx, |cx, facts, needs| self.derive(cx, facts, needs));
+        self.g = g;
+        match ran {
+            Ran::Done(step) | Ran::Wait(step) => step,
+            Ran::Failed(e) => fail(e),
+        }
+    }
+
+    pub(crate) fn release(self, cx: &mut Cx) {
+        self.g.release(cx);
+    }
+
+    /// List the harnesses' sessions, a slice at a time; then derive each
+    /// session's chats.
+    fn derive(&mut self, cx: &mut Cx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Step> {
+        let parents = cx.tree.session_table().parents();
+        while let Some(&h) = HARNESSES.get(self.harness) {
+            if cx.tree.harness_base(h).is_none() {
+                (self.harness, self.next_dir) = (self.harness + 1, 0);
+                continue;
+            }
+            let sessions::Slice { found, next } =
+                match sessions::candidates_from(h, self.next_dir, facts, &parents, needs)? {
+                    Ok(got) => got,
+                    Err(e) => return Some(fail(e)),
+                };
+            self.found.extend(found.into_iter().map(|f| {
+                Rc::new(SessionKey { harness: h, id: f.id.into(), transcript: f.rel.into(), sub: None, agent: None })
+            }));
+            if self.found.len() > cx.cfg.max_dir_entries * HARNESSES.len() {
+                return Some(fail(Error::DirTooLarge));
+            }
+            match next {
+                Some(n) => {
+                    self.next_dir = n;
+                    return Some(Step::Yield);
+                }
+                None => (self.harness, self.next_dir) = (self.harness + 1, 0),
+            }
+        }
+        let Some(key) = self.found.get(self.session).cloned() else { return Some(self.answer(cx)) };
+        let chats = match usage_chats(&key, facts, &parents, needs)? {
+            Ok(chats) => chats,
+            Err(e) => return Some(fail(e)),
+        };
+        self.chats = Some((chats, 0));
+        Some(self.next_chat(cx))
+    }
+
+    /// Ask for the session's next chat; past its last, the next session.
+    fn next_chat(&mut self, cx: &mut Cx) -> Step {
+        if let Some((chats, next)) = &self.chats {
+            if let Some(of) = chats.get(*next) {
+                return Step::WaitChat { of: of.clone(), need: Need::Usage };
+            }
+        }
+        self.chats = None;
+        self.session += 1;
+        // The next session's facts are its own: a gathering per session
+        // keeps what one holds to what one session needs.
+        std::mem::take(&mut self.g).release(cx);
+        self.g = Gather::recent();
+        // One session a turn at most: others' requests go in between.
+        Step::Yield
+    }
+
+    /// The chat asked for is back: add what its index or digest counted.
+    fn landed(&mut self, cx: &mut Cx, ev: Event) -> Option<Result<(), Error>> {
+        let file = match ev {
+            Event::Refreshed(Ok(r)) => cx.chats.get(r).map(|e| (e.dev, e.ino, e.btime)),
+            Event::Counted(file) => Some(file),
+            // A chat whose transcript went counts nothing.
+            Event::Refreshed(Err(Error::NotFound)) => None,
+            Event::Refreshed(Err(e)) => return Some(Err(e)),
+            _ => return None,
+        };
+        let key = self.found[self.session].clone();
+        if let Some((_, next)) = &mut self.chats {
+            *next += 1;
+        }
+        let Some(file) = file else { return Some(Ok(())) };
+        let Some(d) = cx.chats.digests.of(file) else {
+            // Indexed but not yet kept as a digest (a live file): its index.
+            if let Event::Refreshed(Ok(r)) = ev {
+                if let Some(e) = cx.chats.get(r) {
+                    let last = e.index.usage().charges().iter().map(|c| c.time).max().unwrap_or(0);
+                    self.book.add(key.harness, &key.id, e.index.cwd(), last, e.index.usage());
+                }
+            }
+            return Some(Ok(()));
+        };
+        let mtime = u32::try_from(d.seen.mtime_ns.div_euclid(1_000_000_000)).unwrap_or(0);
+        self.book.add(key.harness, &key.id, &d.cwd, mtime, &d.usage);
+        Some(Ok(()))
+    }
+
+    fn answer(&mut self, cx: &mut Cx) -> Step {
+        let book = std::mem::take(&mut self.book);
+        let settled = book.settle(&cx.cfg.prices);
+        log::debug!("usage report: {} charges were copies of replies counted in another file", settled.copies);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
+        let text = settled.render(self.report, &Clock { zone: &cx.cfg.zone, now });
+        Step::Answer(Ok(Reply::Open { fid: self.fid, qid: self.qid, opened: Opened::Text(Rc::new(text)) }))
+    }
+}

@@ -1,0 +1,86 @@
+//! `/usage` (issue 22) through the daemon: every report on the demo home
+//! agrees with the sessions' own `usage` files, and a reply copied into a
+//! resumed session's file is counted once, in the session that spent it.
+
+mod common;
+
+use common::*;
+
+const MSG_FID: u32 = 7;
+
+/// A report's rows as their whitespace-separated cells, header first.
+fn rows(text: &[u8]) -> Vec<Vec<String>> {
+    String::from_utf8_lossy(text).lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect()
+}
+
+/// The five token columns of the first row whose `col`th cell is `word`.
+fn tokens_of(t: &[Vec<String>], col: usize, word: &str, first_kind: usize) -> Vec<u64> {
+    let r =
+        t.iter().find(|r| r.get(col).map(String::as_str) == Some(word)).unwrap_or_else(|| panic!("no {word}: {t:?}"));
+    r[first_kind..first_kind + 5].iter().map(|c| c.parse().unwrap()).collect()
+}
+
+#[test]
+fn every_report_on_the_demo_home_adds_up_to_the_sessions_own_usage() {
+    let d = Daemon::start(&["--demo", "--tz", "UTC"]);
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
+    assert_eq!(sessions[0][..5], ["harness", "session", "started", "last_active", "models"]);
+    let listed: Vec<&Vec<String>> = sessions[1..].iter().filter(|r| r[0] != "total").collect();
+    assert!(listed.len() >= 8, "{sessions:?}");
+    let mut sum = [0u64; 5];
+    for r in &listed {
+        let usage = String::from_utf8(c.cat(&format!("/sessions/{}/{}/usage", r[0], r[1]), MSG_FID)).unwrap();
+        let own: Vec<u64> = usage.lines().take(5).map(|l| l.split(' ').nth(1).unwrap().parse().unwrap()).collect();
+        let row: Vec<u64> = r[5..10].iter().map(|c| c.parse().unwrap()).collect();
+        assert_eq!(row, own, "{}/{}: the report's row is its usage file", r[0], r[1]);
+        sum.iter_mut().zip(&row).for_each(|(a, b)| *a += b);
+    }
+    assert_eq!(tokens_of(&sessions, 0, "total", 5), sum, "the sessions' total");
+    for (report, first) in [("daily", "all"), ("weekly", "all"), ("monthly", "all")] {
+        let t = rows(&c.cat(&format!("/usage/{report}"), MSG_FID));
+        assert_eq!(tokens_of(&t, 0, first, 3), sum, "{report}'s grand total");
+    }
+    let projects = rows(&c.cat("/usage/projects", MSG_FID));
+    assert_eq!(tokens_of(&projects, 0, "total", 2), sum, "projects' total");
+    let prices = String::from_utf8(c.cat("/usage/prices", MSG_FID)).unwrap();
+    assert!(prices.lines().any(|l| l.starts_with("gpt-5.6 ") && l.contains("unpriced")), "{prices}");
+    let daily = String::from_utf8(c.cat("/usage/daily", MSG_FID)).unwrap();
+    assert!(daily.lines().any(|l| l.contains(" gpt-5.6 ") && l.ends_with('?')), "unpriced is unknown, not 0: {daily}");
+    let block = rows(&c.cat("/usage/block", MSG_FID));
+    assert_eq!(block.len(), 2, "{block:?}");
+}
+
+fn assistant(uuid: &str, time: &str, msg: &str, req: &str, input: u64, output: u64) -> String {
+    format!(
+        r#"{{"type":"assistant","uuid":"{uuid}","timestamp":"{time}","cwd":"/w","requestId":"{req}","message":{{"id":"{msg}","model":"claude-opus-4-5","role":"assistant","content":[{{"type":"text","text":"hi"}}],"usage":{{"input_tokens":{input},"output_tokens":{output},"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}}}}"#
+    )
+}
+
+#[test]
+fn a_reply_copied_into_a_resumed_session_counts_once_in_the_session_that_spent_it() {
+    let s = Scratch::new();
+    let first = "aaaaaaaa-0000-4000-8000-000000000001";
+    let resumed = "aaaaaaaa-0000-4000-8000-000000000002";
+    let spent = assistant("u1", "2026-11-30T10:00:00.000Z", "msg_1", "req_1", 1_000_000, 10);
+    s.home_file(&format!(".claude/projects/-w/{first}.jsonl"), format!("{spent}\n").as_bytes());
+    let again = assistant("u2", "2026-11-30T11:00:00.000Z", "msg_2", "req_2", 2_000_000, 20);
+    s.home_file(&format!(".claude/projects/-w/{resumed}.jsonl"), format!("{spent}\n{again}\n").as_bytes());
+    let root = format!("claude={}", s.home.join(".claude").display());
+    let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    // Each file's own usage holds the copy: what the harness wrote.
+    let own = String::from_utf8(c.cat(&format!("/sessions/claude/{resumed}/usage"), MSG_FID)).unwrap();
+    assert!(own.starts_with("input 3000000\n"), "{own}");
+    let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
+    assert_eq!(tokens_of(&sessions, 1, first, 5)[..2], [1_000_000, 10]);
+    assert_eq!(tokens_of(&sessions, 1, resumed, 5)[..2], [2_000_000, 20], "the copy is not counted again");
+    let daily = rows(&c.cat("/usage/daily", MSG_FID));
+    assert_eq!(tokens_of(&daily, 0, "all", 3)[..2], [3_000_000, 30]);
+    // $5 a million input, $25 a million output.
+    assert_eq!(daily.last().unwrap().last().unwrap(), "15.0008");
+}

@@ -319,8 +319,12 @@ fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::Nod
         }
         Loc::Static(i) if w.tree.is_machine_wait(i) => Job::WaitAll(Box::new(WaitAll::open(fid, w.tree.static_qid(i)))),
         Loc::Static(i) if w.tree.report(i).is_some() => {
-            let report = w.tree.report(i).expect("checked");
-            Job::Report(Box::new(jobs::report::UsageReport::open(fid, report, w.tree.static_qid(i))))
+            let what = jobs::report::For::Open(fid, w.tree.report(i).expect("checked"));
+            Job::Report(Box::new(jobs::report::UsageReport::new(what, w.tree.static_qid(i))))
+        }
+        Loc::Static(tree::USAGE) => {
+            let what = jobs::report::For::List(fid);
+            Job::Report(Box::new(jobs::report::UsageReport::new(what, w.tree.static_qid(tree::USAGE))))
         }
         Loc::Static(i) if w.tree.sessions_harness(i).is_some() => {
             let h = w.tree.sessions_harness(i).expect("checked");
@@ -463,6 +467,10 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     let node = f.node;
     let loc = w.tree.loc(node, &w.agents).ok_or(Error::NotFound)?;
     let job = match loc.clone() {
+        Loc::Static(i) if w.tree.report(i).is_some() => {
+            let what = jobs::report::For::Stat(i, w.tree.report(i).expect("checked"));
+            Some(Job::Report(Box::new(jobs::report::UsageReport::new(what, w.tree.static_qid(i)))))
+        }
         Loc::Static(_) if !w.tree.is_harness_dir(&loc) => None,
         // A harness directory a walk just found: the skeleton's entry.
         Loc::Static(_) if conn.dialect == Dialect::L && reuse_look_for_getattr(conn, node) => {

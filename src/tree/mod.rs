@@ -288,6 +288,10 @@ const STATIC: &[StaticNode] = &[
 /// The index of `/health`.
 pub(crate) const HEALTH: u16 = 35;
 
+/// The index of `/usage`, and of its first report.
+pub(crate) const USAGE: u16 = 36;
+const USAGE_FIRST: u16 = 37;
+
 const ROOT: u16 = 0;
 
 /// The index of `/active`.
@@ -492,6 +496,14 @@ impl Tree {
         }
     }
 
+    /// `/usage/<report>` for each report, in listing order.
+    pub(crate) fn reports(&self) -> impl Iterator<Item = (u16, Report)> {
+        (USAGE_FIRST..).zip(&STATIC[USAGE_FIRST as usize..]).map_while(|(i, n)| match n.what {
+            What::Report(r) => Some((i, r)),
+            _ => None,
+        })
+    }
+
     /// The report `/usage/<report>` is, if `i` is one.
     pub(crate) fn report(&self, i: u16) -> Option<Report> {
         match STATIC[i as usize].what {
@@ -652,6 +664,10 @@ impl Tree {
                 // zmx is the tree's one writable file, and only with --allow-move.
                 let mode = if *part == Part::Field(Field::Zmx) && self.allow_move { 0o644 } else { 0o444 };
                 (qid, mode, *len, *mtime, uid, gid)
+            }
+            // A report's length is its text's, once summed (`jobs::report`).
+            (Loc::Static(i), Attr::Text { len, .. }) if matches!(STATIC[*i as usize].what, What::Report(_)) => {
+                (self.static_qid(*i), 0o444, *len, owned, uid, gid)
             }
             (Loc::Static(i), _) => {
                 let (mode, length) = match STATIC[*i as usize].what {

@@ -1,4 +1,5 @@
-//! An open of one of `/usage`'s reports: every session of every harness
+//! An open or a stat of one of `/usage`'s reports, or a listing of
+//! `/usage` (each report listed with its length): every session of every harness
 //! that keeps them on disk, each one's chats (its own transcript and its
 //! subagents'), each chat's usage as its index or its digest counts it
 //! (`Step::WaitChat` with `Need::Usage`: a file as its digest says it was
@@ -18,6 +19,7 @@ use crate::harness::Harness;
 use crate::proto::Qid;
 use crate::reports::{book::Clock, Book, Report};
 use crate::sessions::{self, SessionKey};
+use crate::tree::{Attr, Loc};
 
 use super::super::fids::Opened;
 use super::cx::{fail, ChatOf, Cx, Event, Need, Reply, Step};
@@ -28,9 +30,18 @@ use super::session::usage_chats;
 /// sessions in a database, as `/sessions` leaves it out.
 const HARNESSES: [Harness; 5] = [Harness::Claude, Harness::Codex, Harness::Dsh, Harness::Omp, Harness::Pi];
 
+/// What the summing is for.
+pub(crate) enum For {
+    /// An open of a report: the fid reads its text.
+    Open(u32, Report),
+    /// A stat of a report: its length is its text's.
+    Stat(u16, Report),
+    /// An open of `/usage`: every report listed with its length.
+    List(u32),
+}
+
 pub(crate) struct UsageReport {
-    fid: u32,
-    report: Report,
+    what: For,
     qid: Qid,
     g: Gather,
     /// The harness being listed (an index into `HARNESSES`), and the
@@ -45,10 +56,10 @@ pub(crate) struct UsageReport {
 }
 
 impl UsageReport {
-    pub(crate) fn open(fid: u32, report: Report, qid: Qid) -> UsageReport {
+    /// Sums for `what`; `qid` is the node's (the report's, or `/usage`'s).
+    pub(crate) fn new(what: For, qid: Qid) -> UsageReport {
         UsageReport {
-            fid,
-            report,
+            what,
             qid,
             g: Gather::recent(),
             harness: 0,
@@ -175,7 +186,22 @@ impl UsageReport {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
-        let text = settled.render(self.report, &Clock { zone: &cx.cfg.zone, now });
-        Step::Answer(Ok(Reply::Open { fid: self.fid, qid: self.qid, opened: Opened::Text(Rc::new(text)) }))
+        let clock = Clock { zone: &cx.cfg.zone, now };
+        let entry = |cx: &Cx, i: u16, text: &[u8]| {
+            let attr = Attr::Text { len: text.len() as u64, version: 0, mtime: cx.tree.started_unix() };
+            cx.tree.entry(&Loc::Static(i), &attr, cx.agents)
+        };
+        let reply = match self.what {
+            For::Open(fid, r) => {
+                Reply::Open { fid, qid: self.qid, opened: Opened::Text(Rc::new(settled.render(r, &clock))) }
+            }
+            For::Stat(i, r) => Reply::Stat(entry(cx, i, &settled.render(r, &clock)), None),
+            For::List(fid) => {
+                let reports: Vec<(u16, Report)> = cx.tree.reports().collect();
+                let entries = reports.into_iter().map(|(i, r)| entry(cx, i, &settled.render(r, &clock))).collect();
+                Reply::Open { fid, qid: self.qid, opened: Opened::Dir(Rc::new(entries)) }
+            }
+        };
+        Step::Answer(Ok(reply))
     }
 }

@@ -268,9 +268,12 @@ fn stat_client(sock: &Path) -> io::Result<Stats> {
 }
 
 /// Tokens by harness and kind (input, output, cache_read, cache_write),
-/// and the cost where known, from `/usage/daily`'s rows.
-fn ours(daily: &[u8]) -> Vec<(String, [u64; 4], f64)> {
-    let mut by: Vec<(String, [u64; 4], f64)> = Vec::new();
+/// and the cost where known.
+type Totals = Vec<(String, [u64; 4], f64)>;
+
+/// `Totals` from `/usage/daily`'s rows.
+fn ours(daily: &[u8]) -> Totals {
+    let mut by: Totals = Vec::new();
     for l in String::from_utf8_lossy(daily).lines().skip(1) {
         let c: Vec<&str> = l.split_whitespace().collect();
         if c.len() < 9 || c[1] == "total" {
@@ -289,7 +292,7 @@ fn ours(daily: &[u8]) -> Vec<(String, [u64; 4], f64)> {
 }
 
 /// ccusage's totals by agent, and its wall time.
-fn ccusage(bin: &Path, home: &Path) -> io::Result<(Duration, Vec<(String, [u64; 4], f64)>)> {
+fn ccusage(bin: &Path, home: &Path) -> io::Result<(Duration, Totals)> {
     let t = Instant::now();
     let out = Command::new(bin)
         .args(["daily", "--offline", "--json", "--by-agent", "-z", "UTC"])
@@ -300,7 +303,7 @@ fn ccusage(bin: &Path, home: &Path) -> io::Result<(Duration, Vec<(String, [u64; 
     let took = t.elapsed();
     let v: serde_json::Value =
         serde_json::from_slice(&out.stdout).map_err(|e| io::Error::other(format!("ccusage's JSON: {e}")))?;
-    let mut by: Vec<(String, [u64; 4], f64)> = Vec::new();
+    let mut by: Totals = Vec::new();
     for day in v["daily"].as_array().into_iter().flatten() {
         for a in day["agents"].as_array().into_iter().flatten() {
             let name = a["agent"].as_str().unwrap_or("?").to_string();

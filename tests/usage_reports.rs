@@ -83,4 +83,17 @@ fn a_reply_copied_into_a_resumed_session_counts_once_in_the_session_that_spent_i
     assert_eq!(tokens_of(&daily, 0, "all", 3)[..2], [3_000_000, 30]);
     // $5 a million input, $25 a million output.
     assert_eq!(daily.last().unwrap().last().unwrap(), "15.0008");
+    // Read again, nothing changed: the same text (the settled reports are
+    // kept while every transcript is as it was).
+    assert_eq!(rows(&c.cat("/usage/daily", MSG_FID)), daily);
+    // A reply more: a report a moment later counts it.
+    let more = assistant("u3", "2026-11-30T12:00:00.000Z", "msg_3", "req_3", 4_000_000, 40);
+    let path = s.home.join(format!(".claude/projects/-w/{first}.jsonl"));
+    std::fs::write(&path, format!("{spent}\n{more}\n")).unwrap();
+    // (A `usage` may be a moment old: `CHAT_FRESH_FOR`, a second.)
+    let grown = poll(std::time::Duration::from_secs(10), || {
+        let t = rows(&c.cat("/usage/daily", MSG_FID));
+        (tokens_of(&t, 0, "all", 3)[..2] == [7_000_000, 70]).then_some(t)
+    });
+    assert!(grown.is_some(), "the grown transcript is never counted");
 }

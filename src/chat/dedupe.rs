@@ -43,7 +43,8 @@ impl Hasher for IdHasher {
     }
 }
 
-type Ids = BuildHasherDefault<IdHasher>;
+/// A table whose keys are already hashes.
+pub(crate) type Ids = BuildHasherDefault<IdHasher>;
 
 /// Ids already indexed in one file, at most `cap`.
 pub(crate) struct Seen {

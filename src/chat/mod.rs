@@ -65,7 +65,7 @@ mod claude;
 mod codex;
 mod conv;
 mod cursor;
-mod dedupe;
+pub(crate) mod dedupe;
 pub(crate) mod digest;
 pub mod drift;
 mod dsh;

@@ -10,7 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use crate::chat::usage::{Counts, Usage, KINDS};
+use std::hash::{Hash, Hasher};
+
+use crate::chat::dedupe::Ids;
+use crate::chat::digest::{FileId, Seen};
+use crate::chat::usage::{Charge, Counts, Usage, KINDS};
 use crate::harness::Harness;
 use crate::localtime::{civil_from_days, days_from_civil, Zone};
 
@@ -90,18 +94,41 @@ impl Sum {
 }
 
 /// Every session's charges, gathered.
-#[derive(Default)]
 pub(crate) struct Book {
     sessions: Vec<Session>,
     models: Vec<Box<[u8]>>,
     model_ids: HashMap<Box<[u8]>, u32>,
+    /// What was added, as a hash of each transcript's identity and state
+    /// (`FileId`, `Seen`): the same home, unchanged, has the same one.
+    /// `None` once a transcript came without one (a live index).
+    print: Option<u64>,
+}
+
+impl Default for Book {
+    fn default() -> Book {
+        Book { sessions: Vec::new(), models: Vec::new(), model_ids: HashMap::new(), print: Some(0x9a6e_5eed) }
+    }
 }
 
 impl Book {
     /// A transcript of session (`h`, `id`) said `usage` (the session's own
     /// or a subagent's; they come one after another), its records naming
     /// `cwd`; it was last written at `mtime`.
-    pub(crate) fn add(&mut self, h: Harness, id: &[u8], cwd: &[u8], mtime: u32, usage: &Usage) {
+    /// `file` is the transcript as its digest knows it, if it does.
+    pub(crate) fn add(
+        &mut self,
+        h: Harness,
+        id: &[u8],
+        cwd: &[u8],
+        mtime: u32,
+        usage: &Usage,
+        file: Option<(FileId, Seen)>,
+    ) {
+        self.print = self.print.zip(file).map(|(p, (f, seen))| {
+            let mut hs = std::hash::DefaultHasher::new();
+            (p, h, id, f, seen.size, seen.mtime_ns, seen.ctime_ns).hash(&mut hs);
+            hs.finish()
+        });
         let same = self.sessions.last().is_some_and(|s| s.harness == h && &*s.id == id);
         if !same {
             let s = Session { harness: h, id: id.into(), cwd: cwd.into(), last_active: mtime, charges: Vec::new() };
@@ -132,6 +159,11 @@ impl Book {
         }
     }
 
+    /// The hash of everything added, if every transcript had a digest.
+    pub(crate) fn fingerprint(&self) -> Option<u64> {
+        self.print
+    }
+
     fn model_id(&mut self, name: &[u8]) -> u32 {
         if let Some(&m) = self.model_ids.get(name) {
             return m;
@@ -143,50 +175,208 @@ impl Book {
     }
 
     /// Each reply once, in the session that began first; each charge
-    /// priced.
-    pub(crate) fn settle(mut self, prices: &Prices) -> Settled {
+    /// priced and summed into every report's rows: a slice at a time
+    /// (`Settling::step`), so a home of a million replies is not one turn
+    /// of the loop.
+    pub(crate) fn settle(mut self, prices: &Prices, zone: &Zone, now: u32) -> Settling {
         let first = |s: &Session| s.charges.iter().map(|c| c.time).min().unwrap_or(u32::MAX);
-        self.sessions.sort_by(|a, b| (first(a), a.harness, &a.id).cmp(&(first(b), b.harness, &b.id)));
-        let mut keys = HashSet::new();
-        let mut copies = 0u64;
-        for s in &mut self.sessions {
-            let before = s.charges.len();
-            s.charges.retain(|c| c.key == 0 || keys.insert(c.key));
-            copies += (before - s.charges.len()) as u64;
-        }
+        self.sessions.sort_by_cached_key(|s| (first(s), s.harness, s.id.clone()));
         let rows: Vec<_> = self.models.iter().map(|m| prices.find(m).cloned()).collect();
-        let mut costs = Vec::with_capacity(self.sessions.len());
-        for s in &self.sessions {
-            costs.push(
-                s.charges
-                    .iter()
-                    .map(|c| {
-                        let ch = crate::chat::usage::Charge {
-                            key: c.key,
-                            time: c.time,
-                            slot: 0,
-                            counts: c.counts,
-                            write_1h: c.write_1h,
-                        };
-                        rows[c.model as usize].as_ref().map(|r| Prices::cost(r, s.harness, &ch))
-                    })
-                    .collect(),
-            );
-        }
         let unpriced = (0..self.models.len()).filter(|&m| rows[m].is_none()).map(|m| self.models[m].clone()).collect();
-        Settled { book: self, costs, copies, unpriced, prices: prices.clone() }
+        let rows_of = self.sessions.iter().map(|_| SessionSum::default()).collect();
+        Settling {
+            sessions: self.sessions,
+            models: self.models,
+            rows,
+            zone: zone.clone(),
+            keys: HashSet::default(),
+            day_at: HashMap::new(),
+            last_day: None,
+            next: 0,
+            finished: false,
+            out: Settled {
+                days: Vec::new(),
+                sessions: Vec::new(),
+                rows_of,
+                claude: Vec::new(),
+                recent: BTreeMap::new(),
+                now,
+                copies: 0,
+                unpriced,
+                prices: prices.clone(),
+                models: Vec::new(),
+            },
+        }
     }
 }
 
-/// The book settled: what the reports are written from.
+/// How far back the hours `block` sums are kept: a block open now began
+/// at most its length ago, at an hour.
+const RECENT_SECS: u32 = BLOCK_SECS + 3600;
+
+/// Charges settled in one step: a few milliseconds of the loop.
+pub(crate) const SETTLE_SLICE: usize = 50_000;
+
+/// A book being settled, a slice of charges at a time.
+pub(crate) struct Settling {
+    sessions: Vec<Session>,
+    models: Vec<Box<[u8]>>,
+    rows: Vec<Option<super::prices::Row>>,
+    zone: Zone,
+    /// Keys of the replies counted (they are hashes already).
+    keys: HashSet<u64, Ids>,
+    /// Where each (day, harness, model) is summed in `Settled::days`, and
+    /// the last one used.
+    day_at: HashMap<(i64, Harness, u32), usize>,
+    last_day: Option<((i64, Harness, u32), usize)>,
+    /// The next session to settle.
+    next: usize,
+    finished: bool,
+    out: Settled,
+}
+
+impl Settling {
+    /// Settles sessions until about `budget` charges are done: the reports'
+    /// text once every session is.
+    pub(crate) fn step(&mut self, budget: usize) -> Option<&Settled> {
+        let mut done = 0;
+        while done < budget {
+            let Some(s) = self.sessions.get_mut(self.next) else {
+                self.finish();
+                return Some(&self.out);
+            };
+            let charges = std::mem::take(&mut s.charges);
+            let (h, i) = (s.harness, self.next);
+            for c in &charges {
+                if c.key != 0 && !self.keys.insert(c.key) {
+                    self.out.copies += 1;
+                    continue;
+                }
+                let cost = self.rows[c.model as usize].as_ref().map(|r| {
+                    let ch = Charge { key: c.key, time: c.time, slot: 0, counts: c.counts, write_1h: c.write_1h };
+                    Prices::cost(r, h, &ch)
+                });
+                let day = (day_of(&self.zone, c.time), h, c.model);
+                // A session's charges run in order: most share the last
+                // one's day and model.
+                let at = match self.last_day {
+                    Some((key, at)) if key == day => at,
+                    _ => {
+                        let next = self.out.days.len();
+                        let at = *self.day_at.entry(day).or_insert(next);
+                        if at == next {
+                            self.out.days.push((day, Sum::default()));
+                        }
+                        self.last_day = Some((day, at));
+                        at
+                    }
+                };
+                self.out.days[at].1.add(&c.counts, cost);
+                let row = &mut self.out.rows_of[i];
+                row.sum.add(&c.counts, cost);
+                row.started = row.started.min(c.time);
+                if !row.models.contains(&c.model) {
+                    row.models.push(c.model);
+                }
+                if h == Harness::Claude {
+                    self.out.claude.push(c.time);
+                    if c.time.saturating_add(RECENT_SECS) >= self.out.now {
+                        self.out.recent.entry(c.time - c.time % 3600).or_default().add(&c.counts, cost);
+                    }
+                }
+            }
+            done += charges.len() + 1;
+            self.next += 1;
+        }
+        None
+    }
+
+    /// The reports, settled (`step` said they are).
+    pub(crate) fn into_settled(self) -> Settled {
+        self.out
+    }
+
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        self.out.claude.sort_unstable();
+        self.out.models = std::mem::take(&mut self.models);
+        self.out.sessions = self
+            .sessions
+            .iter_mut()
+            .map(|s| SessionHead {
+                harness: s.harness,
+                id: std::mem::take(&mut s.id),
+                cwd: std::mem::take(&mut s.cwd),
+                last_active: s.last_active,
+            })
+            .collect();
+        self.keys = HashSet::default();
+        self.day_at = HashMap::new();
+    }
+}
+
+/// What the sessions report says of a session besides its sums.
+struct SessionHead {
+    harness: Harness,
+    id: Box<[u8]>,
+    cwd: Box<[u8]>,
+    last_active: u32,
+}
+
+/// A session's sums.
+struct SessionSum {
+    sum: Sum,
+    started: u32,
+    models: Vec<u32>,
+}
+
+impl Default for SessionSum {
+    fn default() -> SessionSum {
+        SessionSum { sum: Sum::default(), started: u32::MAX, models: Vec::new() }
+    }
+}
+
+/// The book settled: every report's rows, summed.
 pub(crate) struct Settled {
-    book: Book,
-    /// Each session's charges' costs, in its charges' order.
-    costs: Vec<Vec<Option<u128>>>,
+    /// By (day, harness, model): what daily, weekly and monthly sum.
+    days: Vec<((i64, Harness, u32), Sum)>,
+    sessions: Vec<SessionHead>,
+    rows_of: Vec<SessionSum>,
+    /// The times of Claude Code's charges, in order: where its blocks
+    /// begin.
+    claude: Vec<u32>,
+    /// What Claude Code spent in each of the last hours before `now`, by
+    /// the hour: what the block open now holds.
+    recent: BTreeMap<u32, Sum>,
+    /// The time the reports are as of (`block`'s now).
+    pub now: u32,
     /// Charges left out as copies of a reply counted in another file.
     pub copies: u64,
     unpriced: BTreeSet<Box<[u8]>>,
     prices: Prices,
+    models: Vec<Box<[u8]>>,
+}
+
+/// The local day of `t` in `zone`, as days since 1970-01-01.
+fn day_of(zone: &Zone, t: u32) -> i64 {
+    let t = i64::from(t);
+    (t + i64::from(zone.offset_at(t))).div_euclid(86_400)
+}
+
+/// The period of report `r` day `day` falls in, as its first day.
+fn period(r: Report, day: i64) -> i64 {
+    match r {
+        // Weeks begin on Monday (ISO 8601); 1970-01-01 was a Thursday.
+        Report::Weekly => day - (day + 3).rem_euclid(7),
+        Report::Monthly => {
+            let (y, m, _) = civil_from_days(day);
+            days_from_civil(y, m, 1)
+        }
+        _ => day,
+    }
 }
 
 /// The time of day and the calendar, in a zone.
@@ -197,12 +387,6 @@ pub(crate) struct Clock<'a> {
 }
 
 impl Clock<'_> {
-    /// The local day of `t`, as days since 1970-01-01.
-    fn day(&self, t: u32) -> i64 {
-        let t = i64::from(t);
-        (t + i64::from(self.zone.offset_at(t))).div_euclid(86_400)
-    }
-
     fn date(day: i64) -> String {
         let (y, m, d) = civil_from_days(day);
         format!("{y:04}-{m:02}-{d:02}")
@@ -213,20 +397,6 @@ impl Clock<'_> {
         let local = i64::from(t) + i64::from(self.zone.offset_at(i64::from(t)));
         let (day, secs) = (local.div_euclid(86_400), local.rem_euclid(86_400));
         format!("{}T{:02}:{:02}", Self::date(day), secs / 3600, secs % 3600 / 60)
-    }
-
-    /// The period of a report `t` falls in, as its first day.
-    fn period(&self, r: Report, t: u32) -> i64 {
-        let day = self.day(t);
-        match r {
-            // Weeks begin on Monday (ISO 8601); 1970-01-01 was a Thursday.
-            Report::Weekly => day - (day + 3).rem_euclid(7),
-            Report::Monthly => {
-                let (y, m, _) = civil_from_days(day);
-                days_from_civil(y, m, 1)
-            }
-            _ => day,
-        }
     }
 
     fn period_name(r: Report, first_day: i64) -> String {
@@ -245,7 +415,7 @@ impl Settled {
     /// The text of report `r`.
     pub(crate) fn render(&self, r: Report, clock: &Clock) -> Vec<u8> {
         match r {
-            Report::Daily | Report::Weekly | Report::Monthly => self.periods(r, clock),
+            Report::Daily | Report::Weekly | Report::Monthly => self.periods(r),
             Report::Sessions => self.sessions(clock),
             Report::Projects => self.projects(),
             Report::Block => self.block(clock),
@@ -253,23 +423,17 @@ impl Settled {
         }
     }
 
-    fn each(&self) -> impl Iterator<Item = (&Session, &Spent, Option<u128>)> {
-        self.book
-            .sessions
-            .iter()
-            .zip(&self.costs)
-            .flat_map(|(s, costs)| s.charges.iter().zip(costs).map(move |(c, &cost)| (s, c, cost)))
-    }
-
     fn model(&self, m: u32) -> String {
-        String::from_utf8_lossy(&self.book.models[m as usize]).into_owned()
+        String::from_utf8_lossy(&self.models[m as usize]).into_owned()
     }
 
-    fn periods(&self, r: Report, clock: &Clock) -> Vec<u8> {
-        let mut by: BTreeMap<(i64, Harness, u32), Sum> = BTreeMap::new();
-        for (s, c, cost) in self.each() {
-            by.entry((clock.period(r, c.time), s.harness, c.model)).or_default().add(&c.counts, cost);
+    fn periods(&self, r: Report) -> Vec<u8> {
+        let mut sums: HashMap<(i64, Harness, u32), Sum> = HashMap::new();
+        for &((day, h, m), sum) in &self.days {
+            sums.entry((period(r, day), h, m)).or_default().merge(&sum);
         }
+        let mut by: Vec<(&(i64, Harness, u32), &Sum)> = sums.iter().collect();
+        by.sort_by_key(|(key, _)| (key.0, key.1, self.model(key.2)));
         let mut rows = Vec::new();
         let (mut total, mut period_total, mut current) = (Sum::default(), Sum::default(), None);
         let flush = |rows: &mut Vec<Vec<String>>, day: Option<i64>, sum: &Sum| {
@@ -279,7 +443,7 @@ impl Settled {
                 rows.push(row);
             }
         };
-        for (&(day, h, m), sum) in &by {
+        for (&(day, h, m), sum) in by {
             if current != Some(day) {
                 flush(&mut rows, current, &period_total);
                 (current, period_total) = (Some(day), Sum::default());
@@ -306,18 +470,10 @@ impl Settled {
     fn sessions(&self, clock: &Clock) -> Vec<u8> {
         let mut rows = Vec::new();
         let mut total = Sum::default();
-        for (s, costs) in self.book.sessions.iter().zip(&self.costs) {
-            let mut sum = Sum::default();
-            let mut models = Vec::new();
-            for (c, &cost) in s.charges.iter().zip(costs) {
-                sum.add(&c.counts, cost);
-                if !models.contains(&c.model) {
-                    models.push(c.model);
-                }
-            }
-            total.merge(&sum);
-            let started = s.charges.iter().map(|c| c.time).min().map_or("-".into(), |t| clock.stamp(t));
-            let names: Vec<String> = models.iter().map(|&m| self.model(m)).collect();
+        for (s, r) in self.sessions.iter().zip(&self.rows_of) {
+            total.merge(&r.sum);
+            let started = if r.started == u32::MAX { "-".into() } else { clock.stamp(r.started) };
+            let names: Vec<String> = r.models.iter().map(|&m| self.model(m)).collect();
             let mut row = vec![
                 s.harness.name().into(),
                 String::from_utf8_lossy(&s.id).into_owned(),
@@ -325,11 +481,11 @@ impl Settled {
                 clock.stamp(s.last_active),
                 if names.is_empty() { "-".into() } else { names.join(",") },
             ];
-            row.extend(sum.cells());
+            row.extend(r.sum.cells());
             row.push(cwd(&s.cwd));
             rows.push(row);
         }
-        let mut row = vec!["total".into(), format!("{}", self.book.sessions.len()), "-".into(), "-".into(), "-".into()];
+        let mut row = vec!["total".into(), format!("{}", self.sessions.len()), "-".into(), "-".into(), "-".into()];
         row.extend(total.cells());
         row.push("-".into());
         rows.push(row);
@@ -343,13 +499,11 @@ impl Settled {
 
     fn projects(&self) -> Vec<u8> {
         let mut by: BTreeMap<&[u8], (BTreeSet<Harness>, usize, Sum)> = BTreeMap::new();
-        for (s, costs) in self.book.sessions.iter().zip(&self.costs) {
+        for (s, r) in self.sessions.iter().zip(&self.rows_of) {
             let e = by.entry(&s.cwd).or_default();
             e.0.insert(s.harness);
             e.1 += 1;
-            for (c, &cost) in s.charges.iter().zip(costs) {
-                e.2.add(&c.counts, cost);
-            }
+            e.2.merge(&r.sum);
         }
         let mut rows = Vec::new();
         let mut total = Sum::default();
@@ -361,7 +515,7 @@ impl Settled {
             row.push(cwd(dir));
             rows.push(row);
         }
-        let mut row = vec!["total".into(), self.book.sessions.len().to_string()];
+        let mut row = vec!["total".into(), self.sessions.len().to_string()];
         row.extend(total.cells());
         row.push("-".into());
         rows.push(row);
@@ -375,20 +529,18 @@ impl Settled {
     /// only. No window is open when the last reply is a block's length
     /// ago: the row says `none`.
     fn block(&self, clock: &Clock) -> Vec<u8> {
-        let mut times: Vec<(u32, &Spent, Option<u128>)> = self
-            .each()
-            .filter(|(s, _, _)| s.harness == Harness::Claude)
-            .map(|(_, c, cost)| (c.time, c, cost))
-            .collect();
-        times.sort_by_key(|t| t.0);
-        let (mut start, mut last, mut sum) = (None::<u32>, 0u32, Sum::default());
-        for &(t, c, cost) in &times {
-            let open = start.is_some_and(|s| t < s + BLOCK_SECS && t < last + BLOCK_SECS);
-            if !open {
-                (start, sum) = (Some(t - t % 3600), Sum::default());
+        let (mut start, mut last) = (None::<u32>, 0u32);
+        for &t in &self.claude {
+            if !start.is_some_and(|s| t < s + BLOCK_SECS && t < last + BLOCK_SECS) {
+                start = Some(t - t % 3600);
             }
-            sum.add(&c.counts, cost);
             last = t;
+        }
+        let mut sum = Sum::default();
+        if let Some(s) = start {
+            for (_, h) in self.recent.range(s..) {
+                sum.merge(h);
+            }
         }
         let header: Vec<&str> =
             ["harness", "began", "ends"].into_iter().chain(KIND_COLS).chain(["cost", "per_hour", "at_end"]).collect();

@@ -19,8 +19,19 @@ fn usage(charges: &[(&str, u64, u32, [u64; 5])]) -> Usage {
 }
 
 fn text(book: Book, r: Report, zone: &Zone, now: u32) -> String {
-    let settled = book.settle(&Prices::built_in());
+    let mut settling = book.settle(&Prices::built_in(), zone, now);
+    let settled = settled(&mut settling);
     String::from_utf8(settled.render(r, &Clock { zone, now })).unwrap()
+}
+
+/// Settled a charge at a time: the slices add up to the whole.
+fn settled(s: &mut super::book::Settling) -> &super::book::Settled {
+    let mut steps = 0;
+    while s.step(1).is_none() {
+        steps += 1;
+        assert!(steps < 1_000_000, "settling never ends");
+    }
+    s.step(1).unwrap()
 }
 
 fn lines_with<'a>(t: &'a str, word: &str) -> Vec<&'a str> {
@@ -37,8 +48,9 @@ fn a_reply_copied_into_a_later_session_counts_once_in_the_session_that_spent_it(
         b"/w",
         T0 + 900,
         &usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0]), ("claude-opus-4-5", 8, T0 + 600, [1, 2, 0, 0, 0])]),
+        None,
     );
-    b.add(Harness::Claude, b"first", b"/w", T0 + 60, &usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0])]));
+    b.add(Harness::Claude, b"first", b"/w", T0 + 60, &usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0])]), None);
     let t = text(b, Report::Sessions, &Zone::utc(), T0);
     let first = lines_with(&t, "first")[0];
     let resumed = lines_with(&t, "resumed")[0];
@@ -51,8 +63,8 @@ fn a_reply_copied_into_a_later_session_counts_once_in_the_session_that_spent_it(
 #[test]
 fn charges_without_a_key_count_in_every_file_that_has_them() {
     let mut b = Book::default();
-    b.add(Harness::Pi, b"a", b"/w", T0, &usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]));
-    b.add(Harness::Pi, b"b", b"/w", T0, &usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]));
+    b.add(Harness::Pi, b"a", b"/w", T0, &usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]), None);
+    b.add(Harness::Pi, b"b", b"/w", T0, &usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]), None);
     let t = text(b, Report::Daily, &Zone::utc(), T0);
     assert!(lines_with(&t, "all")[0].contains(" 10 "), "{t}");
 }
@@ -66,7 +78,7 @@ fn days_weeks_and_months_are_the_zones() {
     let cet = Zone::named("CET-1").unwrap();
     let book = |t: u32| {
         let mut b = Book::default();
-        b.add(Harness::Codex, b"s", b"/w", t, &usage(&[("gpt-5", 1, t, [100, 1, 0, 0, 0])]));
+        b.add(Harness::Codex, b"s", b"/w", t, &usage(&[("gpt-5", 1, t, [100, 1, 0, 0, 0])]), None);
         b
     };
     assert!(text(book(late), Report::Daily, &Zone::utc(), T0).contains("2026-11-30  codex"));
@@ -92,6 +104,7 @@ fn every_period_has_its_total_and_the_report_a_grand_total_all_marked_in_the_har
             ("claude-opus-4-5", 1, T0, [1_000_000, 0, 0, 0, 0]),
             ("claude-haiku-4-5", 2, T0 + 86_400, [1_000_000, 0, 0, 0, 0]),
         ]),
+        None,
     );
     let t = text(b, Report::Daily, &Zone::utc(), T0);
     let totals = lines_with(&t, "total");
@@ -112,8 +125,10 @@ fn a_model_without_a_price_costs_unknown_never_zero_and_is_listed_unpriced() {
         b"/w",
         T0,
         &usage(&[("gpt-5", 1, T0, [1_000_000, 0, 0, 0, 0]), ("gpt-9-unreleased", 2, T0 + 1, [1_000_000, 0, 0, 0, 0])]),
+        None,
     );
-    let settled = b.settle(&Prices::built_in());
+    let mut settling = b.settle(&Prices::built_in(), &Zone::utc(), T0);
+    let settled = settled(&mut settling);
     let clock = Clock { zone: &Zone::utc(), now: T0 };
     let daily = String::from_utf8(settled.render(Report::Daily, &clock)).unwrap();
     assert!(lines_with(&daily, "gpt-9-unreleased")[0].ends_with('?'), "{daily}");
@@ -126,14 +141,14 @@ fn a_model_without_a_price_costs_unknown_never_zero_and_is_listed_unpriced() {
 #[test]
 fn a_session_with_no_tokens_is_still_listed() {
     let mut b = Book::default();
-    b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, &Usage::new());
+    b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, &Usage::new(), None);
     let t = text(b, Report::Sessions, &Zone::utc(), T0);
     let row = lines_with(&t, "quiet")[0];
     assert!(row.starts_with("dsh") && row.ends_with("0.0000  /home/u/a dir"), "{t}");
     let p = text(
         {
             let mut b = Book::default();
-            b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, &Usage::new());
+            b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, &Usage::new(), None);
             b
         },
         Report::Projects,
@@ -156,8 +171,9 @@ fn the_block_begins_at_the_hour_of_its_first_reply_and_a_gap_of_five_hours_ends_
             ("claude-opus-4-5", 2, T0 + 1200, [1_000_000, 0, 0, 0, 0]),
             ("claude-opus-4-5", 3, T0 + 1800, [1_000_000, 0, 0, 0, 0]),
         ]),
+        None,
     );
-    b.add(Harness::Codex, b"c", b"/w", T0, &usage(&[("gpt-5", 4, T0 + 1500, [9_000_000, 0, 0, 0, 0])]));
+    b.add(Harness::Codex, b"c", b"/w", T0, &usage(&[("gpt-5", 4, T0 + 1500, [9_000_000, 0, 0, 0, 0])]), None);
     // An hour into the block: $10 spent, $10 an hour, $50 at its end.
     let t = text(b, Report::Block, &Zone::utc(), T0 + 3600);
     let row = t.lines().nth(1).unwrap();
@@ -166,6 +182,6 @@ fn the_block_begins_at_the_hour_of_its_first_reply_and_a_gap_of_five_hours_ends_
     assert_eq!(cells[3], "2000000", "Claude's replies only: {t}");
     assert_eq!(cells[8..], ["10.0000", "10.0000", "50.0000"], "{t}");
     let mut idle = Book::default();
-    idle.add(Harness::Claude, b"s", b"/w", T0, &usage(&[("claude-opus-4-5", 1, T0, [1, 0, 0, 0, 0])]));
+    idle.add(Harness::Claude, b"s", b"/w", T0, &usage(&[("claude-opus-4-5", 1, T0, [1, 0, 0, 0, 0])]), None);
     assert!(text(idle, Report::Block, &Zone::utc(), T0 + 5 * 3600).lines().nth(1).unwrap().contains("none"));
 }

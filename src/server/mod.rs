@@ -119,6 +119,7 @@ impl Server {
             waits: watch::Waits::new(cfg_max_watches),
             bases: ops::Bases::new(cfg_listing_window),
             listings: listings::Listings::new(jobs::refresh::CHAT_FRESH_FOR),
+            last_report: None,
         };
         Ok(Server {
             world,

@@ -69,6 +69,9 @@ pub(crate) struct World {
     pub bases: super::ops::Bases,
     /// Harness directories' listings, kept and checked (`listings`).
     pub listings: super::listings::Listings,
+    /// The last `/usage` reports settled, and the fingerprint of the home
+    /// they were settled from (`reports::Book::fingerprint`).
+    pub last_report: Option<(u64, std::rc::Rc<crate::reports::book::Settled>)>,
 }
 
 impl World {

@@ -184,6 +184,8 @@ pub(crate) struct Cx<'a> {
     pub waits: &'a mut Waits,
     /// Harness directories' listings, kept and checked.
     pub listings: &'a mut Listings,
+    /// The last `/usage` reports settled, and their home's fingerprint.
+    pub last_report: &'a mut Option<(u64, std::rc::Rc<crate::reports::book::Settled>)>,
 }
 
 impl Cx<'_> {
@@ -213,6 +215,7 @@ impl<'a> Cx<'a> {
             turn_read_bytes: &mut w.turn_read_bytes,
             waits: &mut w.waits,
             listings: &mut w.listings,
+            last_report: &mut w.last_report,
         }
     }
 }

@@ -14,15 +14,17 @@
 use std::rc::Rc;
 
 use crate::errors::Error;
-use crate::facts::{Facts, Want};
+use crate::facts::{Facts, Root, Want};
 use crate::harness::Harness;
 use crate::proto::Qid;
-use crate::reports::{book::Clock, Book, Report};
+use crate::reports::book::{Clock, Settling, SETTLE_SLICE};
+use crate::reports::{Book, Report};
 use crate::sessions::{self, SessionKey};
 use crate::tree::{Attr, Loc};
 
 use super::super::fids::Opened;
-use super::cx::{fail, ChatOf, Cx, Event, Need, Reply, Step};
+use super::super::probe::{Batch, Kind, Probe, Target};
+use super::cx::{drive, fail, ChatOf, Cx, Event, Need, Reply, Step};
 use super::gather::{Gather, Ran};
 use super::session::usage_chats;
 
@@ -53,7 +55,26 @@ pub(crate) struct UsageReport {
     session: usize,
     chats: Option<(Vec<ChatOf>, usize)>,
     book: Book,
+    /// Every session counted: the book being settled, a slice a turn.
+    settling: Option<Box<Settling>>,
+    /// The looks at the next sessions' transcripts in flight, and the first
+    /// session past them: what they find is a look of a moment ago, which
+    /// the refresh of a settled digest takes for its own
+    /// (`Listings::seen`), so a second report looks at `LOOK_SLICE` files
+    /// at once, not one after another.
+    looks: Option<Batch>,
+    looked_to: usize,
+    /// Sessions counted since the job last yielded.
+    since_yield: usize,
+    /// The fingerprint of the home being settled.
+    print: Option<u64>,
 }
+
+/// Transcripts looked at together, at most `BATCH_IN_FLIGHT_MAX` in flight.
+const LOOK_SLICE: usize = 256;
+
+/// Sessions counted in one turn of the loop before the job yields.
+const SESSIONS_PER_TURN: usize = 64;
 
 impl UsageReport {
     /// Sums for `what`; `qid` is the node's (the report's, or `/usage`'s).
@@ -68,10 +89,35 @@ impl UsageReport {
             session: 0,
             chats: None,
             book: Book::default(),
+            settling: None,
+            looks: None,
+            looked_to: 0,
+            since_yield: 0,
+            print: None,
         }
     }
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        if self.settling.is_some() {
+            return self.settle(cx);
+        }
+        if let Some(batch) = &mut self.looks {
+            if let Err(step) = drive(batch, &mut cx.ops, ev) {
+                return step;
+            }
+            let batch = self.looks.take().expect("just driven");
+            let end = (self.session + LOOK_SLICE).min(self.found.len());
+            for (key, p) in self.found[self.session..end].iter().zip(&batch.probes) {
+                cx.listings.saw(Root::Harness(key.harness), &key.transcript, p.found());
+            }
+            batch.release(&mut cx.ops);
+            self.looked_to = end;
+            return self.step(Event::Resume, cx);
+        }
+        let listed = self.harness >= HARNESSES.len();
+        if listed && self.chats.is_none() && self.session >= self.looked_to && self.session < self.found.len() {
+            return self.look_ahead(cx);
+        }
         if self.chats.is_some() {
             return match self.landed(cx, ev) {
                 None => Step::Wait,
@@ -92,6 +138,9 @@ impl UsageReport {
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {
+        if let Some(batch) = self.looks {
+            batch.release(&mut cx.ops);
+        }
         self.g.release(cx);
     }
 
@@ -123,13 +172,41 @@ impl UsageReport {
                 None => (self.harness, self.next_dir) = (self.harness + 1, 0),
             }
         }
-        let Some(key) = self.found.get(self.session).cloned() else { return Some(self.answer(cx)) };
+        let Some(key) = self.found.get(self.session).cloned() else {
+            let book = std::mem::take(&mut self.book);
+            // The home as it was when last settled: those reports hold.
+            let print = book.fingerprint();
+            if let Some((_, settled)) = cx.last_report.as_ref().filter(|(p, _)| Some(*p) == print) {
+                return Some(self.answer(cx, settled.clone()));
+            }
+            self.print = print;
+            self.settling = Some(Box::new(book.settle(&cx.cfg.prices, &cx.cfg.zone, now())));
+            return Some(self.settle(cx));
+        };
         let chats = match usage_chats(&key, facts, &parents, needs)? {
             Ok(chats) => chats,
             Err(e) => return Some(fail(e)),
         };
         self.chats = Some((chats, 0));
         Some(self.next_chat(cx))
+    }
+
+    /// Look at the next `LOOK_SLICE` sessions' transcripts, together.
+    fn look_ahead(&mut self, cx: &mut Cx) -> Step {
+        let end = (self.session + LOOK_SLICE).min(self.found.len());
+        let mut batch = Batch::default();
+        for k in &self.found[self.session..end] {
+            let Some(b) = cx.tree.beneath(k.harness, k.transcript.to_vec()) else { continue };
+            batch.push(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
+        }
+        if batch.probes.len() != end - self.session {
+            // A harness without a base: nothing to look ahead at.
+            batch.release(&mut cx.ops);
+            self.looked_to = end;
+            return self.step(Event::Resume, cx);
+        }
+        self.looks = Some(batch);
+        self.step(Event::Resume, cx)
     }
 
     /// Ask for the session's next chat; past its last, the next session.
@@ -145,7 +222,12 @@ impl UsageReport {
         // keeps what one holds to what one session needs.
         std::mem::take(&mut self.g).release(cx);
         self.g = Gather::recent();
-        // One session a turn at most: others' requests go in between.
+        // A few sessions a turn: others' requests go in between.
+        self.since_yield += 1;
+        if self.since_yield < SESSIONS_PER_TURN {
+            return self.step(Event::Resume, cx);
+        }
+        self.since_yield = 0;
         Step::Yield
     }
 
@@ -169,24 +251,32 @@ impl UsageReport {
             if let Event::Refreshed(Ok(r)) = ev {
                 if let Some(e) = cx.chats.get(r) {
                     let last = e.index.usage().charges().iter().map(|c| c.time).max().unwrap_or(0);
-                    self.book.add(key.harness, &key.id, e.index.cwd(), last, e.index.usage());
+                    self.book.add(key.harness, &key.id, e.index.cwd(), last, e.index.usage(), None);
                 }
             }
             return Some(Ok(()));
         };
         let mtime = u32::try_from(d.seen.mtime_ns.div_euclid(1_000_000_000)).unwrap_or(0);
-        self.book.add(key.harness, &key.id, &d.cwd, mtime, &d.usage);
+        self.book.add(key.harness, &key.id, &d.cwd, mtime, &d.usage, Some((file, d.seen)));
         Some(Ok(()))
     }
 
-    fn answer(&mut self, cx: &mut Cx) -> Step {
-        let book = std::mem::take(&mut self.book);
-        let settled = book.settle(&cx.cfg.prices);
+    /// Settle a slice of the book; once it is all settled, answer.
+    fn settle(&mut self, cx: &mut Cx) -> Step {
+        let Some(settling) = &mut self.settling else { return fail(Error::NotFound) };
+        if settling.step(SETTLE_SLICE).is_none() {
+            return Step::Yield;
+        }
+        let settled = std::rc::Rc::new(self.settling.take().expect("just stepped").into_settled());
         log::debug!("usage report: {} charges were copies of replies counted in another file", settled.copies);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
-        let clock = Clock { zone: &cx.cfg.zone, now };
+        if let Some(p) = self.print {
+            *cx.last_report = Some((p, settled.clone()));
+        }
+        self.answer(cx, settled)
+    }
+
+    fn answer(&mut self, cx: &mut Cx, settled: std::rc::Rc<crate::reports::book::Settled>) -> Step {
+        let clock = Clock { zone: &cx.cfg.zone, now: now().max(settled.now) };
         let entry = |cx: &Cx, i: u16, text: &[u8]| {
             let attr = Attr::Text { len: text.len() as u64, version: 0, mtime: cx.tree.started_unix() };
             cx.tree.entry(&Loc::Static(i), &attr, cx.agents)
@@ -204,4 +294,10 @@ impl UsageReport {
         };
         Step::Answer(Ok(reply))
     }
+}
+
+/// Now, Unix seconds.
+fn now() -> u32 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX))
 }

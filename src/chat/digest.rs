@@ -48,7 +48,8 @@ impl Seen {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Digest {
     pub seen: Seen,
-    pub usage: Usage,
+    /// Shared with whoever sums it (a report keeps it while it settles).
+    pub usage: std::rc::Rc<Usage>,
     pub messages: usize,
     /// Bytes indexed (its complete lines).
     pub covered: u64,
@@ -132,7 +133,7 @@ mod tests {
         let ends = crate::chat::Index::new(Format::Claude, 1).ends();
         Digest {
             seen: seen(size),
-            usage: Usage::default(),
+            usage: Default::default(),
             messages: 3,
             covered: size,
             ends,

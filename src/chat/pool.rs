@@ -214,7 +214,8 @@ impl Pool {
     /// `seen` (`settled`: `Digest::settled`).
     pub(crate) fn remember(&mut self, i: usize, path: PathKey, seen: Seen, settled: bool) {
         let e = &self.entries[i];
-        let (usage, messages, covered) = (e.index.usage().clone(), e.index.len(), e.index.covered());
+        let usage = std::rc::Rc::new(e.index.usage().clone());
+        let (messages, covered) = (e.index.len(), e.index.covered());
         let cwd = e.index.cwd().into();
         let digest = Digest { seen, usage, messages, covered, ends: e.index.ends(), settled, cwd };
         self.digests.put(path, (e.dev, e.ino, e.btime), digest);

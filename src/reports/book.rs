@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 use crate::chat::dedupe::Ids;
 use crate::chat::digest::{FileId, Seen};
@@ -33,16 +34,11 @@ pub(crate) struct Session {
     pub cwd: Box<[u8]>,
     /// When its transcripts were last written (their newest mtime).
     pub last_active: u32,
-    charges: Vec<Spent>,
-}
-
-#[derive(Clone, Copy)]
-struct Spent {
-    key: u64,
-    time: u32,
-    model: u32,
-    counts: Counts,
-    write_1h: u64,
+    /// Its transcripts' usages (kept by their digests or indexes, shared,
+    /// not copied), each with the book's number for each of its models.
+    parts: Vec<(Rc<Usage>, Vec<u32>)>,
+    /// Its earliest charge's time.
+    first: u32,
 }
 
 /// What a report adds up: tokens by kind, and what they cost where it is
@@ -121,7 +117,7 @@ impl Book {
         id: &[u8],
         cwd: &[u8],
         mtime: u32,
-        usage: &Usage,
+        usage: Rc<Usage>,
         file: Option<(FileId, Seen)>,
     ) {
         self.print = self.print.zip(file).map(|(p, (f, seen))| {
@@ -131,28 +127,23 @@ impl Book {
         });
         let same = self.sessions.last().is_some_and(|s| s.harness == h && &*s.id == id);
         if !same {
-            let s = Session { harness: h, id: id.into(), cwd: cwd.into(), last_active: mtime, charges: Vec::new() };
+            let s = Session {
+                harness: h,
+                id: id.into(),
+                cwd: cwd.into(),
+                last_active: mtime,
+                parts: Vec::new(),
+                first: u32::MAX,
+            };
             self.sessions.push(s);
         }
-        let mut local: Vec<Option<u32>> = Vec::new();
-        for ch in usage.charges() {
-            let slot = usize::from(ch.slot);
-            if local.len() <= slot {
-                local.resize(slot + 1, None);
-            }
-            let model = match local[slot] {
-                Some(m) => m,
-                None => {
-                    let m = self.model_id(usage.model_name(ch.slot));
-                    local[slot] = Some(m);
-                    m
-                }
-            };
-            let spent = Spent { key: ch.key, time: ch.time, model, counts: ch.counts, write_1h: ch.write_1h };
-            let s = self.sessions.last_mut().expect("pushed above");
-            s.charges.push(spent);
-        }
+        // Each of the usage's models, by its slot, as the book's.
+        let models: Vec<u32> =
+            (0..usage.models().count()).map(|slot| self.model_id(usage.model_name(slot as u8))).collect();
+        let first = usage.charges().iter().map(|c| c.time).min().unwrap_or(u32::MAX);
         let s = self.sessions.last_mut().expect("pushed above");
+        s.first = s.first.min(first);
+        s.parts.push((usage, models));
         s.last_active = s.last_active.max(mtime);
         if s.cwd.is_empty() {
             s.cwd = cwd.into();
@@ -179,8 +170,7 @@ impl Book {
     /// (`Settling::step`), so a home of a million replies is not one turn
     /// of the loop.
     pub(crate) fn settle(mut self, prices: &Prices, zone: &Zone, now: u32) -> Settling {
-        let first = |s: &Session| s.charges.iter().map(|c| c.time).min().unwrap_or(u32::MAX);
-        self.sessions.sort_by_cached_key(|s| (first(s), s.harness, s.id.clone()));
+        self.sessions.sort_by_cached_key(|s| (s.first, s.harness, s.id.clone()));
         let rows: Vec<_> = self.models.iter().map(|m| prices.find(m).cloned()).collect();
         let unpriced = (0..self.models.len()).filter(|&m| rows[m].is_none()).map(|m| self.models[m].clone()).collect();
         let rows_of = self.sessions.iter().map(|_| SessionSum::default()).collect();
@@ -245,50 +235,58 @@ impl Settling {
                 self.finish();
                 return Some(&self.out);
             };
-            let charges = std::mem::take(&mut s.charges);
+            let parts = std::mem::take(&mut s.parts);
             let (h, i) = (s.harness, self.next);
-            for c in &charges {
-                if c.key != 0 && !self.keys.insert(c.key) {
-                    self.out.copies += 1;
-                    continue;
-                }
-                let cost = self.rows[c.model as usize].as_ref().map(|r| {
-                    let ch = Charge { key: c.key, time: c.time, slot: 0, counts: c.counts, write_1h: c.write_1h };
-                    Prices::cost(r, h, &ch)
-                });
-                let day = (day_of(&self.zone, c.time), h, c.model);
-                // A session's charges run in order: most share the last
-                // one's day and model.
-                let at = match self.last_day {
-                    Some((key, at)) if key == day => at,
-                    _ => {
-                        let next = self.out.days.len();
-                        let at = *self.day_at.entry(day).or_insert(next);
-                        if at == next {
-                            self.out.days.push((day, Sum::default()));
-                        }
-                        self.last_day = Some((day, at));
-                        at
-                    }
-                };
-                self.out.days[at].1.add(&c.counts, cost);
-                let row = &mut self.out.rows_of[i];
-                row.sum.add(&c.counts, cost);
-                row.started = row.started.min(c.time);
-                if !row.models.contains(&c.model) {
-                    row.models.push(c.model);
-                }
-                if h == Harness::Claude {
-                    self.out.claude.push(c.time);
-                    if c.time.saturating_add(RECENT_SECS) >= self.out.now {
-                        self.out.recent.entry(c.time - c.time % 3600).or_default().add(&c.counts, cost);
-                    }
+            let mut n = 0;
+            for (usage, models) in &parts {
+                n += usage.charges().len();
+                for c in usage.charges() {
+                    self.charge(h, i, c, models[usize::from(c.slot)]);
                 }
             }
-            done += charges.len() + 1;
+            done += n + 1;
             self.next += 1;
         }
         None
+    }
+
+    /// Charge `c` of session `i` (harness `h`), its model the book's `model`:
+    /// left out if its reply was counted in a session before; else priced
+    /// and summed by day, session and, for Claude, block.
+    fn charge(&mut self, h: Harness, i: usize, c: &Charge, model: u32) {
+        if c.key != 0 && !self.keys.insert(c.key) {
+            self.out.copies += 1;
+            return;
+        }
+        let cost = self.rows[model as usize].as_ref().map(|r| Prices::cost(r, h, c));
+        let day = (day_of(&self.zone, c.time), h, model);
+        // A session's charges run in order: most share the last one's day
+        // and model.
+        let at = match self.last_day {
+            Some((key, at)) if key == day => at,
+            _ => {
+                let next = self.out.days.len();
+                let at = *self.day_at.entry(day).or_insert(next);
+                if at == next {
+                    self.out.days.push((day, Sum::default()));
+                }
+                self.last_day = Some((day, at));
+                at
+            }
+        };
+        self.out.days[at].1.add(&c.counts, cost);
+        let row = &mut self.out.rows_of[i];
+        row.sum.add(&c.counts, cost);
+        row.started = row.started.min(c.time);
+        if !row.models.contains(&model) {
+            row.models.push(model);
+        }
+        if h == Harness::Claude {
+            self.out.claude.push(c.time);
+            if c.time.saturating_add(RECENT_SECS) >= self.out.now {
+                self.out.recent.entry(c.time - c.time % 3600).or_default().add(&c.counts, cost);
+            }
+        }
     }
 
     /// The reports, settled (`step` said they are).

@@ -5,17 +5,18 @@ use super::{Prices, Report};
 use crate::chat::usage::Usage;
 use crate::harness::Harness;
 use crate::localtime::Zone;
+use std::rc::Rc;
 
 /// 2026-12-01T10:00:00Z.
 const T0: u32 = 1_796_119_200;
 
-fn usage(charges: &[(&str, u64, u32, [u64; 5])]) -> Usage {
+fn usage(charges: &[(&str, u64, u32, [u64; 5])]) -> Rc<Usage> {
     let mut u = Usage::new();
     for &(model, key, time, counts) in charges {
         let slot = u.slot(model.as_bytes());
         u.charge(slot, key, time, &counts, 0);
     }
-    u
+    Rc::new(u)
 }
 
 fn text(book: Book, r: Report, zone: &Zone, now: u32) -> String {
@@ -47,10 +48,10 @@ fn a_reply_copied_into_a_later_session_counts_once_in_the_session_that_spent_it(
         b"resumed",
         b"/w",
         T0 + 900,
-        &usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0]), ("claude-opus-4-5", 8, T0 + 600, [1, 2, 0, 0, 0])]),
+        usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0]), ("claude-opus-4-5", 8, T0 + 600, [1, 2, 0, 0, 0])]),
         None,
     );
-    b.add(Harness::Claude, b"first", b"/w", T0 + 60, &usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0])]), None);
+    b.add(Harness::Claude, b"first", b"/w", T0 + 60, usage(&[("claude-opus-4-5", 7, T0, [10, 20, 0, 0, 0])]), None);
     let t = text(b, Report::Sessions, &Zone::utc(), T0);
     let first = lines_with(&t, "first")[0];
     let resumed = lines_with(&t, "resumed")[0];
@@ -63,8 +64,8 @@ fn a_reply_copied_into_a_later_session_counts_once_in_the_session_that_spent_it(
 #[test]
 fn charges_without_a_key_count_in_every_file_that_has_them() {
     let mut b = Book::default();
-    b.add(Harness::Pi, b"a", b"/w", T0, &usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]), None);
-    b.add(Harness::Pi, b"b", b"/w", T0, &usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]), None);
+    b.add(Harness::Pi, b"a", b"/w", T0, usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]), None);
+    b.add(Harness::Pi, b"b", b"/w", T0, usage(&[("qwen", 0, T0, [5, 0, 0, 0, 0])]), None);
     let t = text(b, Report::Daily, &Zone::utc(), T0);
     assert!(lines_with(&t, "all")[0].contains(" 10 "), "{t}");
 }
@@ -78,7 +79,7 @@ fn days_weeks_and_months_are_the_zones() {
     let cet = Zone::named("CET-1").unwrap();
     let book = |t: u32| {
         let mut b = Book::default();
-        b.add(Harness::Codex, b"s", b"/w", t, &usage(&[("gpt-5", 1, t, [100, 1, 0, 0, 0])]), None);
+        b.add(Harness::Codex, b"s", b"/w", t, usage(&[("gpt-5", 1, t, [100, 1, 0, 0, 0])]), None);
         b
     };
     assert!(text(book(late), Report::Daily, &Zone::utc(), T0).contains("2026-11-30  codex"));
@@ -100,7 +101,7 @@ fn every_period_has_its_total_and_the_report_a_grand_total_all_marked_in_the_har
         b"s",
         b"/w",
         T0,
-        &usage(&[
+        usage(&[
             ("claude-opus-4-5", 1, T0, [1_000_000, 0, 0, 0, 0]),
             ("claude-haiku-4-5", 2, T0 + 86_400, [1_000_000, 0, 0, 0, 0]),
         ]),
@@ -124,7 +125,7 @@ fn a_model_without_a_price_costs_unknown_never_zero_and_is_listed_unpriced() {
         b"s",
         b"/w",
         T0,
-        &usage(&[("gpt-5", 1, T0, [1_000_000, 0, 0, 0, 0]), ("gpt-9-unreleased", 2, T0 + 1, [1_000_000, 0, 0, 0, 0])]),
+        usage(&[("gpt-5", 1, T0, [1_000_000, 0, 0, 0, 0]), ("gpt-9-unreleased", 2, T0 + 1, [1_000_000, 0, 0, 0, 0])]),
         None,
     );
     let mut settling = b.settle(&Prices::built_in(), &Zone::utc(), T0);
@@ -141,14 +142,14 @@ fn a_model_without_a_price_costs_unknown_never_zero_and_is_listed_unpriced() {
 #[test]
 fn a_session_with_no_tokens_is_still_listed() {
     let mut b = Book::default();
-    b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, &Usage::new(), None);
+    b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, Rc::new(Usage::new()), None);
     let t = text(b, Report::Sessions, &Zone::utc(), T0);
     let row = lines_with(&t, "quiet")[0];
     assert!(row.starts_with("dsh") && row.ends_with("0.0000  /home/u/a dir"), "{t}");
     let p = text(
         {
             let mut b = Book::default();
-            b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, &Usage::new(), None);
+            b.add(Harness::Dsh, b"quiet", b"/home/u/a dir", T0, Rc::new(Usage::new()), None);
             b
         },
         Report::Projects,
@@ -166,14 +167,14 @@ fn the_block_begins_at_the_hour_of_its_first_reply_and_a_gap_of_five_hours_ends_
         b"s",
         b"/w",
         T0,
-        &usage(&[
+        usage(&[
             ("claude-opus-4-5", 1, T0 - 8 * 3600, [1_000_000, 0, 0, 0, 0]),
             ("claude-opus-4-5", 2, T0 + 1200, [1_000_000, 0, 0, 0, 0]),
             ("claude-opus-4-5", 3, T0 + 1800, [1_000_000, 0, 0, 0, 0]),
         ]),
         None,
     );
-    b.add(Harness::Codex, b"c", b"/w", T0, &usage(&[("gpt-5", 4, T0 + 1500, [9_000_000, 0, 0, 0, 0])]), None);
+    b.add(Harness::Codex, b"c", b"/w", T0, usage(&[("gpt-5", 4, T0 + 1500, [9_000_000, 0, 0, 0, 0])]), None);
     // An hour into the block: $10 spent, $10 an hour, $50 at its end.
     let t = text(b, Report::Block, &Zone::utc(), T0 + 3600);
     let row = t.lines().nth(1).unwrap();
@@ -182,6 +183,6 @@ fn the_block_begins_at_the_hour_of_its_first_reply_and_a_gap_of_five_hours_ends_
     assert_eq!(cells[3], "2000000", "Claude's replies only: {t}");
     assert_eq!(cells[8..], ["10.0000", "10.0000", "50.0000"], "{t}");
     let mut idle = Book::default();
-    idle.add(Harness::Claude, b"s", b"/w", T0, &usage(&[("claude-opus-4-5", 1, T0, [1, 0, 0, 0, 0])]), None);
+    idle.add(Harness::Claude, b"s", b"/w", T0, usage(&[("claude-opus-4-5", 1, T0, [1, 0, 0, 0, 0])]), None);
     assert!(text(idle, Report::Block, &Zone::utc(), T0 + 5 * 3600).lines().nth(1).unwrap().contains("none"));
 }

@@ -251,13 +251,14 @@ impl UsageReport {
             if let Event::Refreshed(Ok(r)) = ev {
                 if let Some(e) = cx.chats.get(r) {
                     let last = e.index.usage().charges().iter().map(|c| c.time).max().unwrap_or(0);
-                    self.book.add(key.harness, &key.id, e.index.cwd(), last, e.index.usage(), None);
+                    let usage = Rc::new(e.index.usage().clone());
+                    self.book.add(key.harness, &key.id, e.index.cwd(), last, usage, None);
                 }
             }
             return Some(Ok(()));
         };
         let mtime = u32::try_from(d.seen.mtime_ns.div_euclid(1_000_000_000)).unwrap_or(0);
-        self.book.add(key.harness, &key.id, &d.cwd, mtime, &d.usage, Some((file, d.seen)));
+        self.book.add(key.harness, &key.id, &d.cwd, mtime, d.usage.clone(), Some((file, d.seen)));
         Some(Ok(()))
     }
 

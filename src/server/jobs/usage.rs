@@ -37,7 +37,7 @@ impl UsageSum {
     pub(crate) fn landed(&mut self, cx: &Cx, ev: Event) -> Option<Result<(), Error>> {
         let usage = match ev {
             Event::Refreshed(Ok(r)) => cx.chats.get(r).map(|e| e.index.usage()),
-            Event::Counted(file) => cx.chats.digests.of(file).map(|d| &d.usage),
+            Event::Counted(file) => cx.chats.digests.of(file).map(|d| &*d.usage),
             // A chat whose transcript went counts nothing.
             Event::Refreshed(Err(Error::NotFound)) => None,
             Event::Refreshed(Err(e)) => return Some(Err(e)),

@@ -97,3 +97,37 @@ fn a_reply_copied_into_a_resumed_session_counts_once_in_the_session_that_spent_i
     });
     assert!(grown.is_some(), "the grown transcript is never counted");
 }
+
+#[test]
+fn nineagents_usage_prints_a_report_and_keeps_the_rows_within_the_dates() {
+    let d = Daemon::start(&["--demo", "--tz", "UTC"]);
+    let addr = format!("unix!{}", d.socket.as_ref().unwrap().display());
+    let run = |args: &[&str]| {
+        let mut all = vec!["usage", "-a", addr.as_str()];
+        all.extend_from_slice(args);
+        let out = d.client(&all);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, whole, _) = run(&[]);
+    assert_eq!(code, Some(0));
+    assert!(whole.starts_with("day "), "daily by default: {whole}");
+    let (code, since, _) = run(&["--since", "2026-11-28", "daily"]);
+    assert_eq!(code, Some(0), "{since}");
+    let days: Vec<&str> = since.lines().skip(1).map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert!(days.iter().all(|d| *d == "all" || *d >= "2026-11-28"), "{since}");
+    assert!(days.contains(&"2026-11-28") && !days.contains(&"2026-11-27"), "{since}");
+    let grand = rows(since.as_bytes()).last().unwrap().clone();
+    let per_day: u64 = rows(since.as_bytes())
+        .iter()
+        .filter(|r| r.get(1).map(String::as_str) == Some("total") && r[0] != "all")
+        .map(|r| r[3].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(grand[3].parse::<u64>().unwrap(), per_day, "the grand total is the kept days': {since}");
+    let (code, _, err) = run(&["--since", "2026-11-28", "projects"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("projects has no dates"), "{err}");
+}

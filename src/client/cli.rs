@@ -7,6 +7,8 @@
 //! 9agents stat [-a ADDR] PATH        every field of a stat
 //! 9agents write [-a ADDR] PATH       stdin, in Twrites of up to msize
 //! 9agents wait [-a ADDR] [PATH]      a wait file's lines as they come
+//! 9agents usage [-a ADDR] [--since DATE] [--until DATE] [REPORT]
+//!                                    a /usage report, its rows within the dates
 //! ```
 //!
 //! ADDR defaults to the posted name `agents`. A failure prints
@@ -22,6 +24,7 @@ use super::format::{self, quote};
 use super::Client;
 use crate::localtime::Zone;
 use crate::proto::{OREAD, OWRITE};
+use crate::reports::Report;
 
 const USAGE: &str = "\
 usage: 9agents ls [-l] [-a ADDR] PATH
@@ -29,6 +32,8 @@ usage: 9agents ls [-l] [-a ADDR] PATH
        9agents stat [-a ADDR] PATH
        9agents write [-a ADDR] PATH < data
        9agents wait [-a ADDR] [PATH]       (default /active/wait)
+       9agents usage [-a ADDR] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [REPORT]
+                     REPORT: daily (default), weekly, monthly, sessions, projects, block, prices
 ADDR: unix!/path/to/socket, tcp!host!port, or a posted name (default agents)";
 
 /// The name the daemon posts itself under unless told `--name`.
@@ -36,11 +41,15 @@ const DEFAULT_ADDR: &str = "agents";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Command {
-    Ls { long: bool },
+    Ls {
+        long: bool,
+    },
     Cat,
     Stat,
     Write,
     Wait,
+    /// `/usage/<report>`, its rows kept within the dates (`reports::filter`).
+    Usage(Report),
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -48,6 +57,9 @@ struct Invocation {
     command: Command,
     addr: String,
     path: String,
+    /// `usage`'s `--since` and `--until`.
+    since: Option<String>,
+    until: Option<String>,
 }
 
 /// Why a command stopped early.
@@ -86,22 +98,43 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         Some("stat") => Command::Stat,
         Some("write") => Command::Write,
         Some("wait") => Command::Wait,
+        Some("usage") => Command::Usage(Report::Daily),
         _ => return Err(format!("unknown subcommand {name:?}")),
     };
     let addr: Option<String> = rest.opt_value_from_str("-a").map_err(|e| e.to_string())?;
+    let (since, until) = match command {
+        Command::Usage(_) => (
+            rest.opt_value_from_str("--since").map_err(|e| e.to_string())?,
+            rest.opt_value_from_str("--until").map_err(|e| e.to_string())?,
+        ),
+        _ => (None, None),
+    };
     let mut left = rest.finish();
     if left.first().is_some_and(|a| a == "--") {
         left.remove(0);
     } else if let Some(flag) = left.iter().find(|a| a.to_string_lossy().starts_with('-')) {
         return Err(format!("unknown option {flag:?}"));
     }
-    let path = match <[OsString; 1]>::try_from(left) {
+    let (command, path) = match (command, <[OsString; 1]>::try_from(left)) {
+        (Command::Usage(_), Ok([report])) => {
+            let name = report.to_string_lossy().into_owned();
+            let r = Report::from_name(name.as_bytes()).ok_or(format!("no report {name:?}"))?;
+            (Command::Usage(r), format!("/usage/{name}"))
+        }
+        (Command::Usage(r), Err(left)) if left.is_empty() => (Command::Usage(r), "/usage/daily".into()),
+        (command, left) => (command, path_of(command, left)?),
+    };
+    Ok(Invocation { command, addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()), path, since, until })
+}
+
+/// The one PATH a command names (`wait`'s default when it names none).
+fn path_of(command: Command, left: Result<[OsString; 1], Vec<OsString>>) -> Result<String, String> {
+    Ok(match left {
         Ok([path]) => path.into_string().map_err(|p| format!("PATH {p:?} is not UTF-8"))?,
         Err(left) if left.is_empty() && command == Command::Wait => "/active/wait".into(),
         Err(left) if left.is_empty() => return Err("missing PATH".into()),
         Err(left) => return Err(format!("one PATH at a time, not {}", left.len())),
-    };
-    Ok(Invocation { command, addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()), path })
+    })
 }
 
 fn execute(invocation: &Invocation) -> Result<(), Failure> {
@@ -114,6 +147,7 @@ fn execute(invocation: &Invocation) -> Result<(), Failure> {
         Command::Wait => wait(&mut client, fid, path),
         Command::Stat => stat(&mut client, fid, path),
         Command::Write => write(&mut client, fid, path),
+        Command::Usage(r) => usage(&mut client, fid, path, r, invocation),
     };
     // The process exits next and the server clunks what a closed connection
     // leaves, so this clunk is tidiness; its failure says nothing about the
@@ -168,6 +202,16 @@ fn wait(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
         stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
         stdout.flush().map_err(stdout_failed)?;
     }
+}
+
+/// A report, its rows kept within `--since` and `--until`, its totals
+/// summed again, aligned for a terminal.
+fn usage(client: &mut Client, fid: u32, path: &str, r: Report, inv: &Invocation) -> Result<(), Failure> {
+    client.open(fid, OREAD).map_err(at(path))?;
+    let text = client.read_all(fid).map_err(at(path))?;
+    let kept = crate::reports::filter::filter(r, &text, inv.since.as_deref(), inv.until.as_deref())
+        .map_err(|why| Failure::At(path.into(), io::Error::new(io::ErrorKind::InvalidInput, why)))?;
+    print(&kept)
 }
 
 fn stat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
@@ -240,15 +284,43 @@ mod tests {
 
     #[test]
     fn ls_takes_a_long_flag_an_address_and_a_path_in_any_order() {
-        let want = Invocation { command: Command::Ls { long: true }, addr: "tcp!h!564".into(), path: "/claude".into() };
+        let want = Invocation {
+            command: Command::Ls { long: true },
+            addr: "tcp!h!564".into(),
+            path: "/claude".into(),
+            since: None,
+            until: None,
+        };
         assert_eq!(parse(args("ls -l -a tcp!h!564 /claude")), Ok(want));
-        let want = Invocation { command: Command::Ls { long: true }, addr: "tcp!h!564".into(), path: "/claude".into() };
+        let want = Invocation {
+            command: Command::Ls { long: true },
+            addr: "tcp!h!564".into(),
+            path: "/claude".into(),
+            since: None,
+            until: None,
+        };
         assert_eq!(parse(args("ls /claude -a tcp!h!564 -l")), Ok(want));
     }
 
     #[test]
+    fn usage_names_a_report_and_its_dates() {
+        let p = parse(args("usage --since 2026-11-01 weekly")).unwrap();
+        assert_eq!((p.command, p.path.as_str()), (Command::Usage(Report::Weekly), "/usage/weekly"));
+        assert_eq!((p.since.as_deref(), p.until), (Some("2026-11-01"), None));
+        assert_eq!(parse(args("usage")).unwrap().path, "/usage/daily", "daily by default");
+        assert!(parse(args("usage hourly")).is_err());
+        assert!(parse(args("cat --since 2026-11-01 /README")).is_err(), "dates are usage's alone");
+    }
+
+    #[test]
     fn the_address_defaults_to_the_posted_name_agents() {
-        let want = Invocation { command: Command::Cat, addr: "agents".into(), path: "/README".into() };
+        let want = Invocation {
+            command: Command::Cat,
+            addr: "agents".into(),
+            path: "/README".into(),
+            since: None,
+            until: None,
+        };
         assert_eq!(parse(args("cat /README")), Ok(want));
     }
 

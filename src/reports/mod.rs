@@ -5,6 +5,7 @@
 //! and digests said, and gets text back. docs/USAGE.md has the rules.
 
 pub(crate) mod book;
+pub mod filter;
 pub mod prices;
 pub(crate) mod table;
 

@@ -20,7 +20,7 @@
 //! A session's fields are derived from its transcript's head and tail when
 //! asked (`fields`); a listing only names the sessions (`candidates`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::active::{codex, dsh, head, omp, paths};
 use crate::errors::Error;
@@ -408,11 +408,7 @@ pub(crate) fn subagents(
         Harness::Claude => claude_subagents(main, &key.id, facts, needs)?,
         Harness::Codex => match codex_sessions(facts, parents, needs)? {
             Err(e) => Err(e),
-            Ok(all) => Ok(all
-                .into_iter()
-                .filter(|r| r.parent.as_deref() == Some(&key.id[..]))
-                .map(|r| Sub { name: r.found.id.into(), rel: r.found.rel.into() })
-                .collect()),
+            Ok(all) => Ok(codex_children(all).remove(&key.id[..]).unwrap_or_default()),
         },
         Harness::Omp | Harness::Pi => match main.strip_suffix(b".jsonl") {
             Some(dir) => tree_subagents(key.harness, dir, facts, needs)?,
@@ -425,6 +421,20 @@ pub(crate) fn subagents(
         subs.dedup_by(|a, b| a.name == b.name);
     }
     Some(out)
+}
+
+/// Codex's subagents of every session at once, by the parent they name:
+/// what `subagents` finds for each codex session, for a reader of every
+/// session (`/usage`), which would otherwise list every rollout again for
+/// each one.
+pub(crate) fn codex_children(all: Vec<Rollout>) -> HashMap<Box<[u8]>, Vec<Sub>> {
+    let mut out: HashMap<Box<[u8]>, Vec<Sub>> = HashMap::new();
+    for r in all {
+        if let Some(parent) = r.parent {
+            out.entry(parent.into()).or_default().push(Sub { name: r.found.id.into(), rel: r.found.rel.into() });
+        }
+    }
+    out
 }
 
 /// Claude Code's subagents: `<sid>/subagents/agent-<n>.jsonl` (2.1 on);

@@ -131,3 +131,44 @@ fn nineagents_usage_prints_a_report_and_keeps_the_rows_within_the_dates() {
     assert_eq!(code, Some(1));
     assert!(err.contains("projects has no dates"), "{err}");
 }
+
+fn codex_rollout(id: &str, parent: Option<&str>, input: u64, output: u64) -> String {
+    let source = match parent {
+        Some(p) => format!(r#","source":{{"subagent":{{"thread_spawn":{{"parent_thread_id":"{p}","depth":1}}}}}}"#),
+        None => String::new(),
+    };
+    [
+        format!(r#"{{"timestamp":"2026-11-30T10:00:00.000Z","type":"session_meta","payload":{{"id":"{id}","timestamp":"2026-11-30T10:00:00.000Z","cwd":"/w","cli_version":"0.170.0"{source}}}}}"#),
+        r#"{"timestamp":"2026-11-30T10:00:00.100Z","type":"turn_context","payload":{"model":"gpt-5-codex"}}"#.to_string(),
+        format!(r#"{{"timestamp":"2026-11-30T10:00:05.000Z","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{input},"cached_input_tokens":0,"output_tokens":{output},"reasoning_output_tokens":0}}}}}}}}"#),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+#[test]
+fn a_codex_subagents_rollout_counts_with_its_parent_session() {
+    let s = Scratch::new();
+    let parent = "019ad000-0000-7000-8000-000000000001";
+    let child = "019ad000-0000-7000-8000-000000000002";
+    let day = ".codex/sessions/2026/11/30";
+    s.home_file(
+        &format!("{day}/rollout-2026-11-30T10-00-00-{parent}.jsonl"),
+        codex_rollout(parent, None, 1000, 10).as_bytes(),
+    );
+    s.home_file(
+        &format!("{day}/rollout-2026-11-30T10-00-01-{child}.jsonl"),
+        codex_rollout(child, Some(parent), 500, 5).as_bytes(),
+    );
+    let root = format!("codex={}", s.home.join(".codex").display());
+    let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
+    let listed: Vec<&String> = sessions[1..].iter().filter(|r| r[0] != "total").map(|r| &r[1]).collect();
+    assert_eq!(listed, [parent], "the subagent is its parent's, not a session of its own: {sessions:?}");
+    assert_eq!(tokens_of(&sessions, 1, parent, 5)[..2], [1500, 15], "{sessions:?}");
+    let own = String::from_utf8(c.cat(&format!("/sessions/codex/{parent}/usage"), MSG_FID)).unwrap();
+    assert!(own.starts_with("input 1500\noutput 15\n"), "the report agrees with the session's usage: {own}");
+}

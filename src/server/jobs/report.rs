@@ -26,7 +26,7 @@ use super::super::fids::Opened;
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::cx::{drive, fail, ChatOf, Cx, Event, Need, Reply, Step};
 use super::gather::{Gather, Ran};
-use super::session::usage_chats;
+use super::session::{chats_of, usage_chats};
 
 /// The harnesses whose sessions `/usage` sums, in order: hermes keeps its
 /// sessions in a database, as `/sessions` leaves it out.
@@ -68,6 +68,10 @@ pub(crate) struct UsageReport {
     since_yield: usize,
     /// The fingerprint of the home being settled.
     print: Option<u64>,
+    /// The gathering so far is let go before the next step (`regather`).
+    regather: bool,
+    /// Codex's subagents by their parent, found once for every session.
+    codex_children: Option<std::collections::HashMap<Box<[u8]>, Vec<sessions::Sub>>>,
 }
 
 /// Transcripts looked at together, at most `BATCH_IN_FLIGHT_MAX` in flight.
@@ -94,6 +98,8 @@ impl UsageReport {
             looked_to: 0,
             since_yield: 0,
             print: None,
+            codex_children: None,
+            regather: false,
         }
     }
 
@@ -113,6 +119,9 @@ impl UsageReport {
             batch.release(&mut cx.ops);
             self.looked_to = end;
             return self.step(Event::Resume, cx);
+        }
+        if std::mem::take(&mut self.regather) {
+            std::mem::replace(&mut self.g, Gather::recent()).release(cx);
         }
         let listed = self.harness >= HARNESSES.len();
         if listed && self.chats.is_none() && self.session >= self.looked_to && self.session < self.found.len() {
@@ -172,6 +181,18 @@ impl UsageReport {
                 None => (self.harness, self.next_dir) = (self.harness + 1, 0),
             }
         }
+        if self.codex_children.is_none() && self.found.iter().any(|k| k.harness == Harness::Codex) {
+            // Every codex session's subagents at once: one listing of the
+            // rollouts, not one per session.
+            self.codex_children = Some(match sessions::codex_sessions(facts, &parents, needs)? {
+                Ok(all) => sessions::codex_children(all),
+                Err(e) => return Some(fail(e)),
+            });
+            // What the listings gathered (every rollout's head among it) is
+            // no session's: the sessions gather afresh.
+            self.regather = true;
+            return Some(Step::Yield);
+        }
         let Some(key) = self.found.get(self.session).cloned() else {
             let book = std::mem::take(&mut self.book);
             // The home as it was when last settled: those reports hold.
@@ -183,9 +204,12 @@ impl UsageReport {
             self.settling = Some(Box::new(book.settle(&cx.cfg.prices, &cx.cfg.zone, now())));
             return Some(self.settle(cx));
         };
-        let chats = match usage_chats(&key, facts, &parents, needs)? {
-            Ok(chats) => chats,
-            Err(e) => return Some(fail(e)),
+        let chats = match (key.harness, &mut self.codex_children) {
+            (Harness::Codex, Some(children)) => chats_of(&key, children.remove(&key.id).unwrap_or_default()),
+            _ => match usage_chats(&key, facts, &parents, needs)? {
+                Ok(chats) => chats,
+                Err(e) => return Some(fail(e)),
+            },
         };
         self.chats = Some((chats, 0));
         Some(self.next_chat(cx))
@@ -218,10 +242,6 @@ impl UsageReport {
         }
         self.chats = None;
         self.session += 1;
-        // The next session's facts are its own: a gathering per session
-        // keeps what one holds to what one session needs.
-        std::mem::take(&mut self.g).release(cx);
-        self.g = Gather::recent();
         // A few sessions a turn: others' requests go in between.
         self.since_yield += 1;
         if self.since_yield < SESSIONS_PER_TURN {

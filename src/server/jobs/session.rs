@@ -111,14 +111,17 @@ pub(crate) fn usage_chats(
     parents: &sessions::Parents,
     needs: &mut Vec<Want>,
 ) -> Option<Result<Vec<ChatOf>, Error>> {
-    let mut chats = vec![ChatOf::Session(key.clone())];
-    if key.sub.is_none() {
-        match sessions::subagents(key, facts, parents, needs)? {
-            Ok(subs) => chats.extend(subs.into_iter().map(|s| ChatOf::Session(Rc::new(sub_key(key, s))))),
-            Err(e) => return Some(Err(e)),
-        }
+    if key.sub.is_some() {
+        return Some(Ok(vec![ChatOf::Session(key.clone())]));
     }
-    Some(Ok(chats))
+    Some(sessions::subagents(key, facts, parents, needs)?.map(|subs| chats_of(key, subs)))
+}
+
+/// The chats of session `key` and its subagents `subs`.
+pub(crate) fn chats_of(key: &Rc<SessionKey>, subs: Vec<Sub>) -> Vec<ChatOf> {
+    let mut chats = vec![ChatOf::Session(key.clone())];
+    chats.extend(subs.into_iter().map(|s| ChatOf::Session(Rc::new(sub_key(key, s)))));
+    chats
 }
 
 /// A subagent's key: its session's, and the running agent it was reached

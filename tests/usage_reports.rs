@@ -172,3 +172,55 @@ fn a_codex_subagents_rollout_counts_with_its_parent_session() {
     let own = String::from_utf8(c.cat(&format!("/sessions/codex/{parent}/usage"), MSG_FID)).unwrap();
     assert!(own.starts_with("input 1500\noutput 15\n"), "the report agrees with the session's usage: {own}");
 }
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
+
+/// The real transcripts of `sub` in `../shared/data`, or `None` (the test
+/// says it skipped) when they are absent.
+fn real(sub: &str) -> Option<Vec<std::path::PathBuf>> {
+    let dir = std::path::Path::new(DATA).join(sub);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        eprintln!("usage_reports: skipped: {} is absent", dir.display());
+        return None;
+    };
+    let mut v: Vec<_> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+    v.sort();
+    Some(v)
+}
+
+#[test]
+fn every_real_transcript_is_a_row_of_the_sessions_report_equal_to_its_usage_file() {
+    let (Some(claude), Some(codex)) = (real("claude"), real("codex")) else { return };
+    let s = Scratch::new();
+    for (i, f) in claude.iter().enumerate() {
+        let sid = format!("{i:08x}-0000-4000-8000-{i:012x}");
+        s.home_file(&format!(".claude/projects/-real-p{}/{sid}.jsonl", i % 4), &std::fs::read(f).unwrap());
+    }
+    for (i, f) in codex.iter().enumerate() {
+        let id = format!("019ad000-0000-7000-8000-{i:012x}");
+        let day = format!(".codex/sessions/2026/11/{:02}", 1 + i % 28);
+        s.home_file(&format!("{day}/rollout-2026-11-01T00-00-00-{id}.jsonl"), &std::fs::read(f).unwrap());
+    }
+    let roots =
+        [format!("claude={}", s.home.join(".claude").display()), format!("codex={}", s.home.join(".codex").display())];
+    let d = Daemon::start_in(&s, &["--root", &roots[0], "--root", &roots[1], "--tz", "UTC"]);
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
+    let listed: Vec<&Vec<String>> = sessions[1..].iter().filter(|r| r[0] != "total").collect();
+    let mut sum = [0u64; 5];
+    for r in &listed {
+        let usage = String::from_utf8(c.cat(&format!("/sessions/{}/{}/usage", r[0], r[1]), MSG_FID)).unwrap();
+        let own: Vec<u64> = usage.lines().take(5).map(|l| l.split(' ').nth(1).unwrap().parse().unwrap()).collect();
+        let row: Vec<u64> = r[5..10].iter().map(|c| c.parse().unwrap()).collect();
+        // A reply copied into another real file (none are known to be)
+        // would count once in the report and in each file's own usage.
+        assert_eq!(row, own, "{}/{}", r[0], r[1]);
+        sum.iter_mut().zip(&row).for_each(|(a, b)| *a += b);
+    }
+    assert!(listed.len() >= 60, "{} sessions listed of {} files", listed.len(), claude.len() + codex.len());
+    let daily = rows(&c.cat("/usage/daily", MSG_FID));
+    assert_eq!(tokens_of(&daily, 0, "all", 3), sum, "the days' total is the sessions'");
+    eprintln!("usage_reports: {} real sessions, totals {sum:?}", listed.len());
+}

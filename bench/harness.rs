@@ -517,3 +517,32 @@ pub(crate) fn index_in_windows(data: &[u8], window: usize, mut idx: Index) -> (I
     }
     (idx, grown)
 }
+
+/// Another client stat'ing `/README` in a loop on its own connection
+/// until the returned flag is raised; the thread gives back each stat's
+/// time.
+pub(crate) type Stats =
+    (std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<io::Result<Vec<Duration>>>);
+
+/// Start the stat loop on `other` (a connection of its own).
+pub(crate) fn stat_client(mut other: Client) -> Stats {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || -> io::Result<Vec<Duration>> {
+        let fid = other.walk("README")?;
+        let mut t = Vec::new();
+        while !flag.load(Ordering::Relaxed) {
+            let at = Instant::now();
+            other.stat(fid)?;
+            t.push(at.elapsed());
+        }
+        Ok(t)
+    });
+    (stop, thread)
+}
+
+/// Stop the stat loop: each stat's time.
+pub(crate) fn stop_stats((stop, thread): Stats) -> io::Result<Vec<Duration>> {
+    stop.store(true, Ordering::Relaxed);
+    thread.join().map_err(|_| io::Error::other("the stat thread panicked"))?
+}

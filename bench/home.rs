@@ -47,11 +47,10 @@ mod harness;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use harness::{ms, print_table, quantile, sorted, Daemon, Row, Scratch};
+use harness::{ms, print_table, quantile, sorted, stop_stats, Daemon, Row, Scratch, Stats};
 use nineagents::chat::{Format, Index};
 use nineagents::client::Client;
 use nineagents::proto::OREAD;
@@ -391,30 +390,8 @@ struct Got {
     small: Duration,
 }
 
-/// Another client stating `/README` in a loop on its own connection until
-/// the returned flag is raised; the thread gives back each stat's time.
-type Stats = (Arc<AtomicBool>, std::thread::JoinHandle<io::Result<Vec<Duration>>>);
-
 fn stat_client(sock: &Path) -> io::Result<Stats> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let mut other = session(sock)?;
-    let thread = std::thread::spawn(move || -> io::Result<Vec<Duration>> {
-        let fid = other.walk("README")?;
-        let mut t = Vec::new();
-        while !flag.load(Ordering::Relaxed) {
-            let at = Instant::now();
-            other.stat(fid)?;
-            t.push(at.elapsed());
-        }
-        Ok(t)
-    });
-    Ok((stop, thread))
-}
-
-fn stop_stats((stop, thread): Stats) -> io::Result<Vec<Duration>> {
-    stop.store(true, Ordering::Relaxed);
-    thread.join().map_err(|_| io::Error::other("the stat thread panicked"))?
+    Ok(harness::stat_client(session(sock)?))
 }
 
 fn through_daemon(opts: &Opts, sock: &Path, sessions: &[Session], want: &[Option<Vec<u8>>; 2]) -> io::Result<Got> {

@@ -33,8 +33,6 @@ mod harness;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::{ms, print_table, quantile, sorted, Daemon, Row, Scratch};
@@ -132,21 +130,8 @@ fn claude_transcript(n: usize, sid: &str, bytes: usize, out: &mut Vec<u8>) {
 
 fn stamp(t: u64) -> String {
     let (day, secs) = ((t / 86_400) as i64, t % 86_400);
-    let (y, m, d) = civil(day);
+    let (y, m, d) = nineagents::localtime::civil_from_days(day);
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", secs / 3600, secs % 3600 / 60, secs % 60)
-}
-
-/// Howard Hinnant's civil_from_days.
-fn civil(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// The home; its bytes.
@@ -248,25 +233,6 @@ fn read_file(c: &mut Client, path: &str) -> io::Result<Vec<u8>> {
     data
 }
 
-type Stats = (Arc<AtomicBool>, std::thread::JoinHandle<io::Result<Vec<Duration>>>);
-
-fn stat_client(sock: &Path) -> io::Result<Stats> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let mut other = harness::client(sock, MSIZE, IO_TIMEOUT)?;
-    let thread = std::thread::spawn(move || -> io::Result<Vec<Duration>> {
-        let fid = other.walk("README")?;
-        let mut t = Vec::new();
-        while !flag.load(Ordering::Relaxed) {
-            let at = Instant::now();
-            other.stat(fid)?;
-            t.push(at.elapsed());
-        }
-        Ok(t)
-    });
-    Ok((stop, thread))
-}
-
 /// Tokens by harness and kind (input, output, cache_read, cache_write),
 /// and the cost where known.
 type Totals = Vec<(String, [u64; 4], f64)>;
@@ -350,12 +316,11 @@ fn run(opts: &Opts) -> io::Result<()> {
         &[std::ffi::OsStr::new("--proc"), proc.as_os_str(), "--tz".as_ref(), "UTC".as_ref()],
     )?;
     let mut c = harness::client(&d.sock, MSIZE, IO_TIMEOUT)?;
-    let stats = stat_client(&d.sock)?;
+    let stats = harness::stat_client(harness::client(&d.sock, MSIZE, IO_TIMEOUT)?);
     let t = Instant::now();
     let daily = read_file(&mut c, "usage/daily")?;
     let first = t.elapsed();
-    stats.0.store(true, Ordering::Relaxed);
-    let stat_times = sorted(&stats.1.join().map_err(|_| io::Error::other("the stat thread panicked"))??);
+    let stat_times = sorted(&harness::stop_stats(stats)?);
     let hwm = harness::Mem::of(d.pid)?.hwm_kib;
     let mut again = Duration::MAX;
     for _ in 0..opts.again.max(1) {

@@ -224,3 +224,21 @@ fn every_real_transcript_is_a_row_of_the_sessions_report_equal_to_its_usage_file
     assert_eq!(tokens_of(&daily, 0, "all", 3), sum, "the days' total is the sessions'");
     eprintln!("usage_reports: {} real sessions, totals {sum:?}", listed.len());
 }
+
+#[test]
+fn a_rollout_kept_both_live_and_archived_is_one_session_counted_once() {
+    let s = Scratch::new();
+    let id = "019ad000-0000-7000-8000-0000000000aa";
+    let body = codex_rollout(id, None, 1000, 10);
+    s.home_file(&format!(".codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-{id}.jsonl"), body.as_bytes());
+    s.home_file(&format!(".codex/archived_sessions/rollout-2026-11-30T10-00-00-{id}.jsonl"), body.as_bytes());
+    let root = format!("codex={}", s.home.join(".codex").display());
+    let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
+    assert_eq!(sessions.len(), 3, "a header, the session once, the total: {sessions:?}");
+    let daily = rows(&c.cat("/usage/daily", MSG_FID));
+    assert_eq!(tokens_of(&daily, 0, "all", 3)[..2], [1000, 10], "counted once: {daily:?}");
+}

@@ -51,6 +51,8 @@ pub(crate) struct UsageReport {
     harness: usize,
     next_dir: usize,
     found: Vec<Rc<SessionKey>>,
+    /// The sessions found so far, by harness and id.
+    ids: std::collections::HashSet<(Harness, Box<[u8]>)>,
     /// The session whose chats are being counted, and those chats.
     session: usize,
     chats: Option<(Vec<ChatOf>, usize)>,
@@ -90,6 +92,7 @@ impl UsageReport {
             harness: 0,
             next_dir: 0,
             found: Vec::new(),
+            ids: std::collections::HashSet::new(),
             session: 0,
             chats: None,
             book: Book::default(),
@@ -167,9 +170,16 @@ impl UsageReport {
                     Ok(got) => got,
                     Err(e) => return Some(fail(e)),
                 };
-            self.found.extend(found.into_iter().map(|f| {
-                Rc::new(SessionKey { harness: h, id: f.id.into(), transcript: f.rel.into(), sub: None, agent: None })
-            }));
+            // A session listed twice (a rollout kept in `sessions/` and in
+            // `archived_sessions/`) is one session, as its directory under
+            // `/sessions` is one: counted once, from the first found.
+            for f in found {
+                if self.ids.insert((h, f.id.clone().into_boxed_slice())) {
+                    let key =
+                        SessionKey { harness: h, id: f.id.into(), transcript: f.rel.into(), sub: None, agent: None };
+                    self.found.push(Rc::new(key));
+                }
+            }
             if self.found.len() > cx.cfg.max_dir_entries * HARNESSES.len() {
                 return Some(fail(Error::DirTooLarge));
             }

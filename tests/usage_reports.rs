@@ -8,6 +8,14 @@ use common::*;
 
 const MSG_FID: u32 = 7;
 
+/// A connection to `d`, attached, with a MiB msize.
+fn attached(d: &Daemon) -> Conn {
+    let mut c = d.connect();
+    c.version(1 << 20, "9P2000");
+    c.attach_ok(ROOT);
+    c
+}
+
 /// A report's rows as their whitespace-separated cells, header first.
 fn rows(text: &[u8]) -> Vec<Vec<String>> {
     String::from_utf8_lossy(text).lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect()
@@ -23,9 +31,7 @@ fn tokens_of(t: &[Vec<String>], col: usize, word: &str, first_kind: usize) -> Ve
 #[test]
 fn every_report_on_the_demo_home_adds_up_to_the_sessions_own_usage() {
     let d = Daemon::start(&["--demo", "--tz", "UTC"]);
-    let mut c = d.connect();
-    c.version(1 << 20, "9P2000");
-    c.attach_ok(ROOT);
+    let mut c = attached(&d);
     let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
     assert_eq!(sessions[0][..5], ["harness", "session", "started", "last_active", "models"]);
     let listed: Vec<&Vec<String>> = sessions[1..].iter().filter(|r| r[0] != "total").collect();
@@ -70,9 +76,7 @@ fn a_reply_copied_into_a_resumed_session_counts_once_in_the_session_that_spent_i
     s.home_file(&format!(".claude/projects/-w/{resumed}.jsonl"), format!("{spent}\n{again}\n").as_bytes());
     let root = format!("claude={}", s.home.join(".claude").display());
     let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
-    let mut c = d.connect();
-    c.version(1 << 20, "9P2000");
-    c.attach_ok(ROOT);
+    let mut c = attached(&d);
     // Each file's own usage holds the copy: what the harness wrote.
     let own = String::from_utf8(c.cat(&format!("/sessions/claude/{resumed}/usage"), MSG_FID)).unwrap();
     assert!(own.starts_with("input 3000000\n"), "{own}");
@@ -162,9 +166,7 @@ fn a_codex_subagents_rollout_counts_with_its_parent_session() {
     );
     let root = format!("codex={}", s.home.join(".codex").display());
     let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
-    let mut c = d.connect();
-    c.version(1 << 20, "9P2000");
-    c.attach_ok(ROOT);
+    let mut c = attached(&d);
     let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
     let listed: Vec<&String> = sessions[1..].iter().filter(|r| r[0] != "total").map(|r| &r[1]).collect();
     assert_eq!(listed, [parent], "the subagent is its parent's, not a session of its own: {sessions:?}");
@@ -204,9 +206,7 @@ fn every_real_transcript_is_a_row_of_the_sessions_report_equal_to_its_usage_file
     let roots =
         [format!("claude={}", s.home.join(".claude").display()), format!("codex={}", s.home.join(".codex").display())];
     let d = Daemon::start_in(&s, &["--root", &roots[0], "--root", &roots[1], "--tz", "UTC"]);
-    let mut c = d.connect();
-    c.version(1 << 20, "9P2000");
-    c.attach_ok(ROOT);
+    let mut c = attached(&d);
     let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
     let listed: Vec<&Vec<String>> = sessions[1..].iter().filter(|r| r[0] != "total").collect();
     let mut sum = [0u64; 5];
@@ -234,9 +234,7 @@ fn a_rollout_kept_both_live_and_archived_is_one_session_counted_once() {
     s.home_file(&format!(".codex/archived_sessions/rollout-2026-11-30T10-00-00-{id}.jsonl"), body.as_bytes());
     let root = format!("codex={}", s.home.join(".codex").display());
     let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
-    let mut c = d.connect();
-    c.version(1 << 20, "9P2000");
-    c.attach_ok(ROOT);
+    let mut c = attached(&d);
     let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
     assert_eq!(sessions.len(), 3, "a header, the session once, the total: {sessions:?}");
     let daily = rows(&c.cat("/usage/daily", MSG_FID));

@@ -42,10 +42,8 @@ pub fn filter(r: Report, text: &[u8], since: Option<&str>, until: Option<&str>) 
             kept
         }
         Report::Sessions => {
-            let mut kept: Vec<Vec<String>> = rows
-                .into_iter()
-                .filter(|row| row[0] != "total" && row[2].len() >= 10 && within(&row[2][..10]))
-                .collect();
+            let mut kept: Vec<Vec<String>> =
+                rows.into_iter().filter(|row| row[0] != "total" && row[2].get(..10).is_some_and(within)).collect();
             let all: Vec<&Vec<String>> = kept.iter().collect();
             let mut last = vec!["total".to_string(), kept.len().to_string(), "-".into(), "-".into(), "-".into()];
             last.extend(sum(&all, 5));
@@ -58,7 +56,9 @@ pub fn filter(r: Report, text: &[u8], since: Option<&str>, until: Option<&str>) 
     Ok(table::render(&header, &out))
 }
 
-/// A row's cells: the header's count, the last one the rest of the line.
+/// A row's cells: the header's count (a short line's missing ones empty,
+/// so a report from a server that wrote less is filtered, not a panic),
+/// the last one the rest of the line.
 fn split(line: &str, cols: usize) -> Vec<String> {
     let mut out = Vec::with_capacity(cols);
     let mut rest = line.trim_start();
@@ -68,8 +68,13 @@ fn split(line: &str, cols: usize) -> Vec<String> {
         rest = rest[end..].trim_start();
     }
     out.push(rest.to_string());
+    out.resize(cols.max(CELLS_READ), String::new());
     out
 }
+
+/// Cells a row is read for, whatever its header says: sessions' total
+/// is summed from its sixth cell to its eleventh.
+const CELLS_READ: usize = 11;
 
 /// The five token columns from `first` and the cost after them, summed.
 fn sum(rows: &[&Vec<String>], first: usize) -> Vec<String> {
@@ -158,6 +163,18 @@ all         total    -        111    222     3           4            0         
         );
         let t = filter(Report::Sessions, sessions.as_bytes(), None, Some("2026-11-02")).unwrap();
         assert!(String::from_utf8_lossy(&t).contains("/home/u/my dir"), "the cwd is the rest of the line");
+    }
+
+    #[test]
+    fn a_short_or_strange_row_is_filtered_not_a_panic() {
+        let daily = "day harness model input output cache_read cache_write reasoning cost\n2026-12-01\n\nall total\n";
+        let t = filter(Report::Daily, daily.as_bytes(), Some("2026-11-01"), None).unwrap();
+        assert!(rows(&t).last().unwrap().starts_with("all total - 0 0 0 0 0"), "{:?}", rows(&t));
+        let sessions =
+            "harness session started last_active models input output cache_read cache_write reasoning cost cwd\n\
+            claude a 2026-11-0\u{e9}1T10:00\nclaude b\n";
+        let t = filter(Report::Sessions, sessions.as_bytes(), Some("2026-11-01"), None).unwrap();
+        assert_eq!(rows(&t).len(), 2, "only the header and the total: {:?}", rows(&t));
     }
 
     #[test]

@@ -327,8 +327,7 @@ impl UsageReport {
     }
 }
 
-/// Now, Unix seconds.
+/// Now, Unix seconds (the wall clock the digests' settling reads).
 fn now() -> u32 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX))
+    u32::try_from(crate::meta::wall_ns().div_euclid(1_000_000_000)).unwrap_or(0)
 }

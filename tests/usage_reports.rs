@@ -240,3 +240,113 @@ fn a_rollout_kept_both_live_and_archived_is_one_session_counted_once() {
     let daily = rows(&c.cat("/usage/daily", MSG_FID));
     assert_eq!(tokens_of(&daily, 0, "all", 3)[..2], [1000, 10], "counted once: {daily:?}");
 }
+
+/// `t` seconds since 1970 as a transcript's timestamp, in UTC.
+fn stamp(t: u64) -> String {
+    let (days, secs) = ((t / 86_400) as i64, t % 86_400);
+    let (y, m, d) = nineagents::localtime::civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", secs / 3600, secs % 3600 / 60, secs % 60)
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// `/usage/wait` read on `fid` of `c`: the line its next read answers
+/// with, as cells, within `deadline`.
+fn wait_line(c: &mut Conn, fid: u32, deadline: std::time::Duration) -> Vec<String> {
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid, offset: 0, count: 8192 });
+    c.set_read_timeout(deadline);
+    let r = c.recv();
+    c.set_read_timeout(REPLY_DEADLINE);
+    assert_eq!(r.tag(), tag, "{r:?}");
+    let text = String::from_utf8(r.data().to_vec()).unwrap();
+    assert!(text.ends_with('\n') && text.lines().count() == 1, "one line: {text:?}");
+    text.split_whitespace().map(str::to_string).collect()
+}
+
+/// How long a change may take to reach a parked read of `/usage/wait`:
+/// generous (it settles for a second first).
+const USAGE_WAKE: std::time::Duration = std::time::Duration::from_secs(15);
+
+#[test]
+fn a_read_of_usage_wait_answers_the_block_now_and_again_when_a_reply_adds_to_it() {
+    use std::io::Write;
+    let s = Scratch::new();
+    let sid = "bbbbbbbb-0000-4000-8000-000000000001";
+    let t0 = unix_now() - 600;
+    let first = assistant("u1", &stamp(t0), "msg_1", "req_1", 1000, 10);
+    s.home_file(&format!(".claude/projects/-w/{sid}.jsonl"), format!("{first}\n").as_bytes());
+    let root = format!("claude={}", s.home.join(".claude").display());
+    let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
+    let mut c = attached(&d);
+    let listed: Vec<String> = c.list("/usage", MSG_FID, 8192).into_iter().map(|e| e.name.clone()).collect();
+    assert!(listed.contains(&"wait".to_string()) && listed.contains(&"block".to_string()), "{listed:?}");
+    const W: u32 = 9;
+    c.walk_path("/usage/wait", W);
+    c.open_ok(W, OREAD);
+    // The first read answers at once: the block as it is, `block`'s row.
+    let line = wait_line(&mut c, W, REPLY_DEADLINE);
+    let block = rows(&c.cat("/usage/block", MSG_FID));
+    assert_eq!(line[..9], block[1][..9], "the line is block's row: {line:?} {block:?}");
+    assert_eq!(line[3..5], ["1000", "10"], "{line:?}");
+    let tokens = |line: &[String]| -> Vec<u64> { line[3..8].iter().map(|c| c.parse().unwrap()).collect() };
+    // A line that adds nothing to the block (a user's) leaves it parked.
+    let transcript = s.home.join(format!(".claude/projects/-w/{sid}.jsonl"));
+    let append = |path: &std::path::Path, line: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        writeln!(f, "{line}").unwrap();
+    };
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid: W, offset: 0, count: 8192 });
+    let user = format!(
+        r#"{{"type":"user","uuid":"u2","timestamp":"{}","message":{{"role":"user","content":"go"}}}}"#,
+        stamp(t0 + 1)
+    );
+    append(&transcript, &user);
+    c.set_read_timeout(std::time::Duration::from_secs(3));
+    if let Ok(r) = c.next() {
+        panic!("a change that is not the block's answered: {r:?}");
+    }
+    c.set_read_timeout(REPLY_DEADLINE);
+    // A reply in the session's transcript answers the parked read.
+    append(&transcript, &assistant("u3", &stamp(unix_now()), "msg_3", "req_3", 2000, 20));
+    c.set_read_timeout(USAGE_WAKE);
+    let r = c.recv();
+    c.set_read_timeout(REPLY_DEADLINE);
+    assert_eq!(r.tag(), tag);
+    let line: Vec<String> = String::from_utf8_lossy(&r.data()).split_whitespace().map(str::to_string).collect();
+    assert_eq!(tokens(&line)[..2], [3000, 30], "{line:?}");
+    // A session of a project new since: its directory is made, then its
+    // transcript written (what a new Claude Code session in another
+    // directory does).
+    let other = "bbbbbbbb-0000-4000-8000-000000000002";
+    append(
+        &s.home.join(format!(".claude/projects/-x/{other}.jsonl")),
+        &assistant("u4", &stamp(unix_now()), "msg_4", "req_4", 4000, 40),
+    );
+    let line = wait_line(&mut c, W, USAGE_WAKE);
+    assert_eq!(tokens(&line)[..2], [7000, 70], "{line:?}");
+    // A subagent's transcript, in a directory that did not exist.
+    append(
+        &s.home.join(format!(".claude/projects/-w/{sid}/subagents/agent-a1.jsonl")),
+        &assistant("u5", &stamp(unix_now()), "msg_5", "req_5", 8000, 80)
+            .replace(r#""cwd":"/w""#, r#""cwd":"/w","isSidechain":true,"agentId":"a1""#),
+    );
+    let line = wait_line(&mut c, W, USAGE_WAKE);
+    assert_eq!(tokens(&line)[..2], [15000, 150], "{line:?}");
+    // A flushed read, then a clunk: the reader and its watches go.
+    let tag = c.tag();
+    c.send(tag, &Tmsg::Read { fid: W, offset: 0, count: 8192 });
+    let ftag = c.tag();
+    c.send(ftag, &Tmsg::Flush { oldtag: tag });
+    let r = c.recv();
+    assert_eq!(r.tag(), ftag, "{r:?}");
+    let st = d.status_line();
+    assert!(st.get("watches") >= 3, "projects/, two projects, a session's: {}", st.line);
+    c.clunk_ok(W);
+    let st = d.status_line();
+    assert_eq!((st.get("watches"), st.get("waits")), (0, 0), "{}", st.line);
+}

@@ -202,7 +202,7 @@ impl Book {
 
 /// How far back the hours `block` sums are kept: a block open now began
 /// at most its length ago, at an hour.
-const RECENT_SECS: u32 = BLOCK_SECS + 3600;
+pub(crate) const RECENT_SECS: u32 = BLOCK_SECS + 3600;
 
 /// Charges settled in one step: a few milliseconds of the loop.
 pub(crate) const SETTLE_SLICE: usize = 50_000;
@@ -335,6 +335,17 @@ impl Default for SessionSum {
     fn default() -> SessionSum {
         SessionSum { sum: Sum::default(), started: u32::MAX, models: Vec::new() }
     }
+}
+
+/// The columns of `block`, and of a `/usage/wait` line.
+pub(crate) const BLOCK_HEADER: [&str; 11] =
+    ["harness", "began", "ends", KINDS[0], KINDS[1], KINDS[2], KINDS[3], KINDS[4], "cost", "per_hour", "at_end"];
+
+/// The block as `/usage/wait` reports it (`Settled::block_line`).
+pub(crate) struct BlockLine {
+    pub line: Vec<u8>,
+    pub key: std::rc::Rc<[u8]>,
+    pub ends: Option<u32>,
 }
 
 /// The book settled: every report's rows, summed.
@@ -527,6 +538,11 @@ impl Settled {
     /// only. No window is open when the last reply is a block's length
     /// ago: the row says `none`.
     fn block(&self, clock: &Clock) -> Vec<u8> {
+        table::render(&BLOCK_HEADER, &[self.block_row(clock).0])
+    }
+
+    /// `block`'s row, and when its window ends (none open: `None`).
+    fn block_row(&self, clock: &Clock) -> (Vec<String>, Option<u32>) {
         let (mut start, mut last) = (None::<u32>, 0u32);
         for &t in &self.claude {
             if !start.is_some_and(|s| t < s + BLOCK_SECS && t < last + BLOCK_SECS) {
@@ -540,14 +556,12 @@ impl Settled {
                 sum.merge(h);
             }
         }
-        let header: Vec<&str> =
-            ["harness", "began", "ends"].into_iter().chain(KIND_COLS).chain(["cost", "per_hour", "at_end"]).collect();
-        let row = match start.filter(|&s| clock.now < s + BLOCK_SECS) {
+        match start.filter(|&s| clock.now < s + BLOCK_SECS) {
             None => {
                 let mut r = vec!["claude".into(), "none".into(), "-".into()];
                 r.extend(Sum::default().cells());
                 r.extend(["0.0000".into(), "0.0000".into()]);
-                r
+                (r, None)
             }
             Some(s) => {
                 let elapsed = u128::from(clock.now.saturating_sub(s).max(60));
@@ -557,10 +571,20 @@ impl Settled {
                 r.extend(sum.cells());
                 let mark = if sum.unknown { "+?" } else { "" };
                 r.extend([format!("{}{mark}", dollars(per_hour)), format!("{}{mark}", dollars(at_end))]);
-                r
+                (r, Some(s + BLOCK_SECS))
             }
-        };
-        table::render(&header, &[row])
+        }
+    }
+
+    /// `/usage/wait`'s view of the block: its row as one line, the cells
+    /// that say it changed (all but the rate and the projection, which
+    /// move with the clock alone), and when it ends.
+    pub(crate) fn block_line(&self, clock: &Clock) -> BlockLine {
+        let (row, ends) = self.block_row(clock);
+        let mut line = row.join(" ").into_bytes();
+        line.push(b'\n');
+        let key = row[..row.len() - 2].join(" ").into_bytes().into();
+        BlockLine { line, key, ends }
     }
 
     fn prices(&self) -> Vec<u8> {

@@ -186,3 +186,27 @@ fn the_block_begins_at_the_hour_of_its_first_reply_and_a_gap_of_five_hours_ends_
     idle.add(Harness::Claude, b"s", b"/w", T0, usage(&[("claude-opus-4-5", 1, T0, [1, 0, 0, 0, 0])]), None);
     assert!(text(idle, Report::Block, &Zone::utc(), T0 + 5 * 3600).lines().nth(1).unwrap().contains("none"));
 }
+
+#[test]
+fn the_wait_line_is_the_block_row_changed_only_by_what_was_spent_or_the_window() {
+    let mut b = Book::default();
+    b.add(Harness::Claude, b"s", b"/w", T0, usage(&[("claude-opus-4-5", 1, T0 + 1200, [1_000_000, 0, 0, 0, 0])]), None);
+    let mut settling = b.settle(&Prices::built_in(), &Zone::utc(), T0 + 3600);
+    let settled = settled(&mut settling);
+    let zone = Zone::utc();
+    let at = |now| settled.block_line(&Clock { zone: &zone, now });
+    let (early, late) = (at(T0 + 1800), at(T0 + 3 * 3600));
+    let text = String::from_utf8(early.line.clone()).unwrap();
+    let table = String::from_utf8(settled.render(Report::Block, &Clock { zone: &zone, now: T0 + 1800 })).unwrap();
+    assert_eq!(
+        text.split_whitespace().collect::<Vec<_>>(),
+        table.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>(),
+        "the line is block's row"
+    );
+    assert_ne!(early.line, late.line, "the rate moves with the clock");
+    assert_eq!(early.key, late.key, "the clock alone is not a change");
+    assert_eq!(early.ends, Some(T0 + 5 * 3600), "it ends five hours after the hour of its first reply");
+    let ended = at(T0 + 5 * 3600);
+    assert_ne!(ended.key, early.key, "a window that ended is a change");
+    assert_eq!(ended.ends, None);
+}

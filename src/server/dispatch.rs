@@ -305,6 +305,16 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
 /// is answered at once; anything else is a job's.
 fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::NodeId, loc: Loc) -> Decided {
     Ok(Some(match loc {
+        Loc::Static(i) if w.tree.is_usage_wait(i) => {
+            // Nothing to evaluate yet: its first read answers at once.
+            let reader = w.waits.add_reader(Reader::Usage { cursor: None });
+            if conn.fids.open(fid, FidOpen::new(Opened::Wait(reader))).is_err() {
+                w.waits.remove_reader(reader);
+                return Err(Error::FidOpen);
+            }
+            conn.reply_open(tag, w.tree.static_qid(i), None, w.cfg.trace);
+            return Ok(None);
+        }
         Loc::Static(i) if !w.tree.static_is_dir(i) && !w.tree.is_machine_wait(i) && w.tree.report(i).is_none() => {
             // `/health` changes as chats are read: an open reads it as it
             // was, whatever reads it takes.
@@ -411,6 +421,11 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             Ok(Some(match w.waits.reader(reader) {
                 Some(Reader::Agent { .. }) => Job::Wait(Wait::read(tag, reader, count)),
                 Some(Reader::Machine { .. }) => Job::WaitAll(Box::new(WaitAll::read(tag, reader, count))),
+                Some(Reader::Usage { .. }) => {
+                    let what = jobs::report::For::Wait { tag, reader, count };
+                    let qid = w.tree.usage_wait().map(|i| w.tree.static_qid(i)).ok_or(Error::NotFound)?;
+                    Job::Report(Box::new(jobs::report::UsageReport::new(what, qid)))
+                }
                 None => return Err(Error::FidNotOpen),
             }))
         }

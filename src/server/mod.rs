@@ -37,6 +37,7 @@ mod recent;
 mod reply;
 mod slots;
 mod trim;
+mod usage_watch;
 mod watch;
 mod world;
 
@@ -204,6 +205,17 @@ impl Server {
             Token::Rescan => {
                 self.world.waits.rescan_armed = false;
                 let ids = self.world.waits.machine_changed();
+                self.wake(ids);
+            }
+            Token::UsageSettle => {
+                let ids = self.world.waits.usage.settled(Instant::now());
+                self.wake(ids);
+            }
+            Token::UsageEnd => {
+                let u = &mut self.world.waits.usage;
+                u.end_armed = false;
+                // (A later block's end, or none: its reads find no change.)
+                let ids = u.wake();
                 self.wake(ids);
             }
             Token::Req { key, gen, op } => self.on_op(key, gen, op, c),
@@ -508,8 +520,9 @@ impl Server {
         unsafe { libc::malloc_trim(0) };
     }
 
-    /// Keep a read on the inotify fd while watches exist, and the rescan
-    /// timer running while a read of `/active/wait` is parked.
+    /// Keep a read on the inotify fd while watches exist, the rescan
+    /// timer running while a read of `/active/wait` is parked, and
+    /// `/usage/wait`'s timers while one of its reads is (`usage_watch`).
     fn arm_watches(&mut self) {
         let w = &mut self.world;
         if !w.waits.inotify_armed && !self.stopping {
@@ -531,6 +544,21 @@ impl Server {
             w.waits.rescan_armed = true;
             let nanos = w.cfg.rescan_interval.as_nanos() as u64;
             w.ring.submit(Token::Rescan, Sub::Timeout { nanos });
+        }
+        let u = &mut w.waits.usage;
+        if self.stopping || u.waiting.is_empty() {
+            return;
+        }
+        if let Some(wait) = u.settle_in(Instant::now()).filter(|_| !u.settle_armed) {
+            u.settle_armed = true;
+            w.ring.submit(Token::UsageSettle, Sub::Timeout { nanos: wait.as_nanos() as u64 });
+        }
+        if let Some(ends) = u.ends.filter(|_| !u.end_armed) {
+            u.end_armed = true;
+            let now = crate::meta::wall_ns().div_euclid(1_000_000_000);
+            // A second past it: the block that ends then has ended.
+            let secs = (i128::from(ends) - now).max(0) as u64 + 1;
+            w.ring.submit(Token::UsageEnd, Sub::Timeout { nanos: secs.saturating_mul(1_000_000_000) });
         }
     }
 

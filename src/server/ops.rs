@@ -32,6 +32,10 @@ pub(crate) enum Token {
     },
     /// The machine's rescan timer (`--rescan-interval`).
     Rescan,
+    /// `/usage/wait`'s timers: a change settled (`usage_watch::SETTLE`),
+    /// the block's end.
+    UsageSettle,
+    UsageEnd,
     /// A trim that was due too soon after the last (`trim`).
     Trim,
     /// The kept harness bases' expiry (`Bases`).

@@ -156,6 +156,11 @@ fn move_cursor(world: &mut World, reader: ReaderRef, cursor: Cursor) {
                 *cursor = next;
             }
         }
+        Cursor::Usage(next) => {
+            if let Some(Reader::Usage { cursor }) = world.waits.reader_mut(reader) {
+                *cursor = Some(next);
+            }
+        }
         Cursor::Machine(next) => {
             let Some(Reader::Machine { held, .. }) = world.waits.reader(reader) else { return };
             let keys: BTreeSet<AgentKey> = next.values().map(|(k, _)| *k).collect();

@@ -46,6 +46,7 @@ use crate::ring::{Ring, Sub};
 use crate::tree::{Backing, Loc, Part, Tree};
 
 use super::ops::{Id, Token};
+use super::usage_watch::UsageWatch;
 
 /// The bytes of one read of the inotify fd: room for a hundred events
 /// with names (each 16 bytes and a name of up to 255).
@@ -81,6 +82,20 @@ pub(crate) enum Reader {
         cursor: Box<MachineCursor>,
         held: std::collections::BTreeSet<AgentKey>,
     },
+    /// A reader of `/usage/wait`: the block it last reported (`None`
+    /// before its first read, which answers at once).
+    Usage {
+        cursor: Option<Rc<[u8]>>,
+    },
+}
+
+/// What a parked read waits on, and whose inotify watch descriptors wake
+/// it: an agent's watch, the machine's, or `/usage/wait`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum On {
+    Agent(AgentKey),
+    Machine,
+    Usage,
 }
 
 /// A reader's handle: its slot and generation (a reader's slot is reused
@@ -118,7 +133,7 @@ enum LastRead {
 /// it, each with the name an event must carry (a directory's) or none (a
 /// file's own events).
 struct Wd {
-    users: Vec<(AgentKey, Option<Vec<u8>>)>,
+    users: Vec<(On, Option<Vec<u8>>)>,
 }
 
 /// One agent's watch.
@@ -165,10 +180,18 @@ struct MachineWatch {
 }
 
 /// A file to watch for an agent: its place on disk, and for a directory
-/// the name of the one entry that matters.
+/// the name of the one entry that matters (`/usage/wait`'s directories
+/// name none: every entry matters).
 pub(crate) struct WatchPath {
     pub backing: Backing,
     pub name: Option<Vec<u8>>,
+}
+
+impl WatchPath {
+    /// A directory, every entry of it.
+    pub(crate) fn dir(backing: Backing) -> WatchPath {
+        WatchPath { backing, name: Some(Vec::new()) }
+    }
 }
 
 pub(crate) struct Waits {
@@ -180,6 +203,7 @@ pub(crate) struct Waits {
     wds: HashMap<i32, Wd>,
     agents: HashMap<AgentKey, AgentWatch>,
     machine: MachineWatch,
+    pub usage: UsageWatch,
     /// Whether the machine's rescan timer is in flight.
     pub rescan_armed: bool,
     /// Reads of `wait` files parked now (`--max-waits`).
@@ -197,6 +221,7 @@ impl Waits {
             wds: HashMap::new(),
             agents: HashMap::new(),
             machine: MachineWatch::default(),
+            usage: UsageWatch::default(),
             rescan_armed: false,
             parked: Default::default(),
             max_watches,
@@ -207,8 +232,10 @@ impl Waits {
 
     pub(crate) fn add_reader(&mut self, r: Reader) -> ReaderRef {
         self.next_gen = self.next_gen.wrapping_add(1);
-        if matches!(r, Reader::Machine { .. }) {
-            self.machine.readers += 1;
+        match r {
+            Reader::Machine { .. } => self.machine.readers += 1,
+            Reader::Usage { .. } => self.usage.readers += 1,
+            Reader::Agent { .. } => {}
         }
         let key = self.readers.insert(Slot { gen: self.next_gen, reader: r, read: LastRead::None });
         ReaderRef { key: u32::try_from(key).expect("readers are bounded by the fid caps"), gen: self.next_gen }
@@ -268,6 +295,14 @@ impl Waits {
                 self.machine.readers -= 1;
                 held.into_iter().filter_map(|agent| self.release(agent)).collect()
             }
+            Reader::Usage { .. } => {
+                self.usage.readers -= 1;
+                if self.usage.readers == 0 {
+                    self.watch_usage(&[]).expect("dropping watches adds none");
+                    self.usage.clear();
+                }
+                Vec::new()
+            }
         }
     }
 
@@ -297,7 +332,7 @@ impl Waits {
         }
         self.inotify_fd()?;
         let fd = self.inotify.take().expect("made above");
-        let added = self.add_all(agent, &fd, paths);
+        let added = self.add_all(On::Agent(agent), &fd, paths);
         self.inotify = Some(fd);
         let wds = added?;
         self.agents.insert(agent, AgentWatch { refs: 1, wds, ..AgentWatch::default() });
@@ -305,19 +340,25 @@ impl Waits {
     }
 
     /// Add the watches of `paths` for `agent`; none of them if one fails.
-    fn add_all(&mut self, agent: AgentKey, fd: &OwnedFd, paths: &[WatchPath]) -> Result<Vec<i32>, Error> {
+    fn add_all(&mut self, who: On, fd: &OwnedFd, paths: &[WatchPath]) -> Result<Vec<i32>, Error> {
         let mut wds = Vec::new();
         for p in paths {
             match add_watch(fd, p) {
                 Ok(wd) => {
-                    self.wds.entry(wd).or_insert_with(|| Wd { users: Vec::new() }).users.push((agent, p.name.clone()));
-                    wds.push(wd);
+                    let users = &mut self.wds.entry(wd).or_insert_with(|| Wd { users: Vec::new() }).users;
+                    // (Two paths of one watcher may be one directory.)
+                    if !users.iter().any(|(w, name)| *w == who && *name == p.name) {
+                        users.push((who, p.name.clone()));
+                    }
+                    if !wds.contains(&wd) {
+                        wds.push(wd);
+                    }
                 }
                 // A file not there yet (a registry written later) is simply
                 // not watched; its directory's other events still wake.
                 Err(libc::ENOENT) => {}
                 Err(e) => {
-                    self.drop_wds_with(fd, agent, &wds);
+                    self.drop_wds_with(fd, who, &wds);
                     return Err(if e == libc::ENOSPC { Error::TooManyWatches } else { Error::from_errno(e) });
                 }
             }
@@ -334,7 +375,7 @@ impl Waits {
             return None;
         }
         let w = self.agents.remove(&agent).expect("looked up above");
-        self.drop_wds(agent, &w.wds);
+        self.drop_wds(On::Agent(agent), &w.wds);
         Some(Gone { pidfd: w.pidfd, poll: w.poll, chat: w.chat })
     }
 
@@ -364,17 +405,17 @@ impl Waits {
         pool.pin(i);
     }
 
-    fn drop_wds(&mut self, agent: AgentKey, wds: &[i32]) {
+    fn drop_wds(&mut self, who: On, wds: &[i32]) {
         if let Some(fd) = self.inotify.take() {
-            self.drop_wds_with(&fd, agent, wds);
+            self.drop_wds_with(&fd, who, wds);
             self.inotify = Some(fd);
         }
     }
 
-    fn drop_wds_with(&mut self, fd: &OwnedFd, agent: AgentKey, wds: &[i32]) {
+    fn drop_wds_with(&mut self, fd: &OwnedFd, who: On, wds: &[i32]) {
         for wd in wds {
             let Some(entry) = self.wds.get_mut(wd) else { continue };
-            entry.users.retain(|(a, _)| *a != agent);
+            entry.users.retain(|(w, _)| *w != who);
             if entry.users.is_empty() {
                 self.wds.remove(wd);
                 // The watch may be gone already (its file deleted).
@@ -397,26 +438,28 @@ impl Waits {
         self.inotify.as_ref().filter(|_| !self.wds.is_empty())
     }
 
-    /// The sequence number an agent's (or, with `None`, the machine's)
-    /// evaluation starts from.
-    pub(crate) fn seq(&self, agent: Option<AgentKey>) -> u64 {
-        match agent {
-            Some(a) => self.agents.get(&a).map_or(0, |w| w.seq),
-            None => self.machine.seq,
+    /// The sequence number an evaluation of what `on` watches starts from.
+    pub(crate) fn seq(&self, on: On) -> u64 {
+        match on {
+            On::Agent(a) => self.agents.get(&a).map_or(0, |w| w.seq),
+            On::Machine => self.machine.seq,
+            On::Usage => self.usage.seq,
         }
     }
 
-    /// Park `id` on an agent's watch (or the machine's). The list drops
+    /// Park `id` on an agent's watch (or the machine's, or the usage
+    /// watch's). The list drops
     /// the waiters no longer parked (flushed reads: not `live`) each time
     /// it doubles past 64, so a client flushing and re-reading with
     /// nothing changing cannot grow it without end.
-    pub(crate) fn wait_on(&mut self, agent: Option<AgentKey>, id: Id, live: impl Fn(Id) -> bool) {
-        let list = match agent {
-            Some(a) => match self.agents.get_mut(&a) {
+    pub(crate) fn wait_on(&mut self, on: On, id: Id, live: impl Fn(Id) -> bool) {
+        let list = match on {
+            On::Agent(a) => match self.agents.get_mut(&a) {
                 Some(w) => &mut w.waiting,
                 None => return,
             },
-            None => &mut self.machine.waiting,
+            On::Machine => &mut self.machine.waiting,
+            On::Usage => &mut self.usage.waiting,
         };
         if list.len() >= 64 && list.len().is_power_of_two() {
             list.retain(|id| live(*id));
@@ -446,7 +489,6 @@ impl Waits {
         !self.machine.waiting.is_empty()
     }
 
-    /// The agents an inotify event buffer names, each once.
     /// The agents an inotify event buffer names, each once; and those
     /// whose watched file may have gone from its path — deleted, moved
     /// away (a watch follows its inode, not its path), or replaced by a
@@ -458,13 +500,19 @@ impl Waits {
         let (mut woken, mut again): (Vec<AgentKey>, Vec<AgentKey>) = (Vec::new(), Vec::new());
         for (wd, mask, name) in parse_events(events) {
             if mask & R::QUEUE_OVERFLOW.bits() != 0 {
-                // Events were lost: any agent may have changed.
+                // Events were lost: any agent, any usage, may have changed.
                 woken = self.agents.keys().copied().collect();
+                self.usage.hit(std::time::Instant::now());
                 continue;
             }
             let Some(entry) = self.wds.get(&wd) else { continue };
             let gone = mask & (R::IGNORED | R::DELETE_SELF | R::MOVE_SELF | R::ATTRIB).bits() != 0;
-            for (agent, want) in &entry.users {
+            if entry.users.iter().any(|(w, _)| *w == On::Usage) {
+                // Anything in a directory of Claude's transcripts.
+                self.usage.hit(std::time::Instant::now());
+            }
+            for (who, want) in &entry.users {
+                let On::Agent(agent) = who else { continue };
                 let hit = gone || want.as_deref().is_none_or(|w| w == name);
                 if hit && !woken.contains(agent) {
                     woken.push(*agent);
@@ -477,20 +525,52 @@ impl Waits {
         (woken, again)
     }
 
+    /// `/usage/wait`'s directories are `paths` from now on: the new ones
+    /// are added before the old ones not among them go, so no event
+    /// between is lost. Past `--max-watches` nothing changes and the
+    /// evaluation that asked fails: a block followed without its watches
+    /// would never move.
+    pub(crate) fn watch_usage(&mut self, paths: &[WatchPath]) -> Result<(), Error> {
+        let old = std::mem::take(&mut self.usage.wds);
+        if self.wds.len() - old.len().min(self.wds.len()) + paths.len() > self.max_watches {
+            self.usage.wds = old;
+            return Err(Error::TooManyWatches);
+        }
+        let mut wds = Vec::new();
+        if !paths.is_empty() {
+            self.inotify_fd()?;
+            let fd = self.inotify.take().expect("made above");
+            let added = self.add_all(On::Usage, &fd, paths);
+            self.inotify = Some(fd);
+            match added {
+                Ok(new) => wds = new,
+                Err(e) => {
+                    // (What was added is gone again; the old ones go too.)
+                    self.drop_wds(On::Usage, &old);
+                    return Err(e);
+                }
+            }
+        }
+        let gone: Vec<i32> = old.into_iter().filter(|wd| !wds.contains(wd)).collect();
+        self.drop_wds(On::Usage, &gone);
+        self.usage.wds = wds;
+        Ok(())
+    }
+
     /// Watch `agent`'s `paths` again, from scratch: its old watch
     /// descriptors dropped (one of them names a file no longer at its
     /// path), the paths added anew.
     fn rewatch(&mut self, agent: AgentKey, paths: &[WatchPath]) {
         let Some(old) = self.agents.get_mut(&agent).map(|w| std::mem::take(&mut w.wds)) else { return };
         let Some(fd) = self.inotify.take() else { return };
-        self.drop_wds_with(&fd, agent, &old);
-        let added = self.add_all(agent, &fd, paths);
+        self.drop_wds_with(&fd, On::Agent(agent), &old);
+        let added = self.add_all(On::Agent(agent), &fd, paths);
         self.inotify = Some(fd);
         match (added, self.agents.get_mut(&agent)) {
             (Ok(wds), Some(w)) => w.wds = wds,
             (Err(e), _) => log::warn!("wait: an agent's files could not be watched again: {}", e.text()),
             // (Its watch went meanwhile: what was added goes too.)
-            (Ok(wds), None) => self.drop_wds(agent, &wds),
+            (Ok(wds), None) => self.drop_wds(On::Agent(agent), &wds),
         }
     }
 }
@@ -644,9 +724,10 @@ mod tests {
     fn two_agents() -> Waits {
         let mut w = Waits::new(100);
         let (a, b) = ((1, 1), (2, 1));
-        w.wds.insert(3, Wd { users: vec![(a, Some(b"1.json".to_vec())), (b, Some(b"2.json".to_vec()))] });
-        w.wds.insert(4, Wd { users: vec![(a, None)] });
-        w.wds.insert(5, Wd { users: vec![(b, None)] });
+        let (oa, ob) = (On::Agent(a), On::Agent(b));
+        w.wds.insert(3, Wd { users: vec![(oa, Some(b"1.json".to_vec())), (ob, Some(b"2.json".to_vec()))] });
+        w.wds.insert(4, Wd { users: vec![(oa, None)] });
+        w.wds.insert(5, Wd { users: vec![(ob, None)] });
         for k in [a, b] {
             w.agents.insert(k, AgentWatch::default());
         }

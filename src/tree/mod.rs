@@ -213,6 +213,8 @@ enum What {
     Sessions(Harness),
     /// `/usage/<report>`: what every session spent, summed when opened.
     Report(Report),
+    /// `/usage/wait`: a read answers when the block open now changes.
+    UsageWait,
 }
 
 struct StaticNode {
@@ -282,6 +284,7 @@ const STATIC: &[StaticNode] = &[
     node("prices", 36, What::Report(Report::Prices)),
     node("projects", 36, What::Report(Report::Projects)),
     node("sessions", 36, What::Report(Report::Sessions)),
+    node("wait", 36, What::UsageWait),
     node("weekly", 36, What::Report(Report::Weekly)),
 ];
 
@@ -498,10 +501,25 @@ impl Tree {
 
     /// `/usage/<report>` for each report, in listing order.
     pub(crate) fn reports(&self) -> impl Iterator<Item = (u16, Report)> {
-        (USAGE_FIRST..).zip(&STATIC[USAGE_FIRST as usize..]).map_while(|(i, n)| match n.what {
-            What::Report(r) => Some((i, r)),
-            _ => None,
-        })
+        (USAGE_FIRST..).zip(&STATIC[USAGE_FIRST as usize..]).take_while(|(_, n)| n.parent == USAGE).filter_map(
+            |(i, n)| match n.what {
+                What::Report(r) => Some((i, r)),
+                _ => None,
+            },
+        )
+    }
+
+    /// `/usage/wait`'s index.
+    pub(crate) fn usage_wait(&self) -> Option<u16> {
+        (USAGE_FIRST..)
+            .zip(&STATIC[USAGE_FIRST as usize..])
+            .find(|(_, n)| matches!(n.what, What::UsageWait))
+            .map(|(i, _)| i)
+    }
+
+    /// Is `i` `/usage/wait`?
+    pub(crate) fn is_usage_wait(&self, i: u16) -> bool {
+        matches!(STATIC[i as usize].what, What::UsageWait)
     }
 
     /// The report `/usage/<report>` is, if `i` is one.
@@ -641,7 +659,9 @@ impl Tree {
             What::Fact(f) => {
                 Qid { ty: QTFILE, version: text_version(self.fact(f).as_bytes()), path: QID_PATH_SYNTHETIC | i as u64 }
             }
-            What::Wait | What::Report(_) => Qid { ty: QTFILE, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
+            What::Wait | What::UsageWait | What::Report(_) => {
+                Qid { ty: QTFILE, version: 0, path: QID_PATH_SYNTHETIC | i as u64 }
+            }
             _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
         }
     }
@@ -672,7 +692,7 @@ impl Tree {
             (Loc::Static(i), _) => {
                 let (mode, length) = match STATIC[*i as usize].what {
                     What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
-                    What::Wait | What::Report(_) => (0o444, 0),
+                    What::Wait | What::UsageWait | What::Report(_) => (0o444, 0),
                     _ => (DMDIR | 0o555, 0),
                 };
                 (self.static_qid(*i), mode, length, owned, uid, gid)

@@ -15,7 +15,7 @@ use super::super::fids::Opened;
 use super::super::listings::Listings;
 use super::super::ops::{Ops, Token};
 use super::super::probe::{Batch, Progress};
-use super::super::watch::{AgentCursor, AgentKey, MachineCursor, ReaderRef, Waits};
+use super::super::watch::{AgentCursor, AgentKey, MachineCursor, On, ReaderRef, Waits};
 use super::super::world::{Held, RealPaths, World};
 
 /// Bytes of file reads jobs may start in one turn of the loop. A burst of
@@ -62,9 +62,9 @@ pub(crate) enum Step {
     /// Park it until an observation of the agent (its status, whether it
     /// lives) has landed on its watch, sharing one with every other reader.
     WaitObserve(AgentKey),
-    /// Park it on an agent's watch (or, with `None`, the machine's) until
+    /// Park it on an agent's watch (or the machine's, or `/usage/wait`'s) until
     /// something there changes (`Event::Changed`).
-    WaitWatch(Option<AgentKey>),
+    WaitWatch(On),
     /// The request's answer.
     Answer(Result<Reply, Error>),
     /// A job of the daemon's own is over; its waiters are woken with this.
@@ -165,6 +165,8 @@ pub(crate) enum Reply {
 pub(crate) enum Cursor {
     Agent(AgentCursor),
     Machine(Box<MachineCursor>),
+    /// `/usage/wait`'s: the block reported (`BlockLine::key`).
+    Usage(std::rc::Rc<[u8]>),
 }
 
 /// What a job may touch.

@@ -148,7 +148,11 @@ impl Job {
     /// holds no buffer, and does not count against a connection's cap on
     /// ordinary parked requests (`--max-waits` bounds them instead).
     pub(crate) fn is_wait(&self) -> bool {
-        matches!(self, Job::Wait(_) | Job::WaitAll(_))
+        match self {
+            Job::Wait(_) | Job::WaitAll(_) => true,
+            Job::Report(r) => r.is_wait(),
+            _ => false,
+        }
     }
 
     /// A move pins its record: it runs to its end when nobody wants its

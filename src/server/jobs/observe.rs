@@ -14,7 +14,7 @@
 use crate::active::derive::{self as active, Watched};
 use crate::errors::Error;
 
-use super::super::watch::AgentKey;
+use super::super::watch::{AgentKey, On};
 use super::cx::{Cx, Event, Step, Wake};
 use super::gather::{Gather, Ran};
 
@@ -36,7 +36,7 @@ impl Observe {
 
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         if let Event::Start = ev {
-            self.seq = cx.waits.seq(Some(self.agent));
+            self.seq = cx.waits.seq(On::Agent(self.agent));
         } else if let Err(step) = self.g.on_event(cx, ev) {
             return step;
         }

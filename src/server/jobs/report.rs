@@ -16,15 +16,17 @@ use std::rc::Rc;
 use crate::errors::Error;
 use crate::facts::{Facts, Root, Want};
 use crate::harness::Harness;
+use crate::proto;
 use crate::proto::Qid;
-use crate::reports::book::{Clock, Settling, SETTLE_SLICE};
+use crate::reports::book::{BlockLine, Clock, Settling, SETTLE_SLICE};
 use crate::reports::{Book, Report};
 use crate::sessions::{self, SessionKey};
 use crate::tree::{Attr, Loc};
 
 use super::super::fids::Opened;
 use super::super::probe::{Batch, Kind, Probe, Target};
-use super::cx::{drive, fail, ChatOf, Cx, Event, Need, Reply, Step};
+use super::super::watch::{On, Reader, ReaderRef, WatchPath};
+use super::cx::{drive, fail, ChatOf, Cursor, Cx, Event, Need, Reply, Step};
 use super::gather::{Gather, Ran};
 use super::session::{chats_of, usage_chats};
 
@@ -33,6 +35,7 @@ use super::session::{chats_of, usage_chats};
 const HARNESSES: [Harness; 5] = [Harness::Claude, Harness::Codex, Harness::Dsh, Harness::Omp, Harness::Pi];
 
 /// What the summing is for.
+#[derive(Clone, Copy)]
 pub(crate) enum For {
     /// An open of a report: the fid reads its text.
     Open(u32, Report),
@@ -40,6 +43,9 @@ pub(crate) enum For {
     Stat(u16, Report),
     /// An open of `/usage`: every report listed with its length.
     List(u32),
+    /// A read of `/usage/wait`: answered with the block's line when it is
+    /// not the one its reader last had, else parked until it may be.
+    Wait { tag: u16, reader: ReaderRef, count: u32 },
 }
 
 pub(crate) struct UsageReport {
@@ -74,6 +80,11 @@ pub(crate) struct UsageReport {
     regather: bool,
     /// Codex's subagents by their parent, found once for every session.
     codex_children: Option<std::collections::HashMap<Box<[u8]>, Vec<sessions::Sub>>>,
+    /// For a `/usage/wait` read: the usage watch's sequence number when
+    /// this evaluation began, and the directories of Claude Code's
+    /// transcripts it is to watch (`usage_watch`).
+    seq: u64,
+    dirs: std::collections::BTreeSet<Box<[u8]>>,
 }
 
 /// Transcripts looked at together, at most `BATCH_IN_FLIGHT_MAX` in flight.
@@ -103,10 +114,24 @@ impl UsageReport {
             print: None,
             codex_children: None,
             regather: false,
+            seq: 0,
+            dirs: std::collections::BTreeSet::new(),
         }
     }
 
+    /// Whether it is a read of `/usage/wait` (`Job::is_wait`).
+    pub(crate) fn is_wait(&self) -> bool {
+        matches!(self.what, For::Wait { .. })
+    }
+
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
+        match ev {
+            Event::Start if self.is_wait() => self.seq = cx.waits.seq(On::Usage),
+            // A parked wait woken: everything is summed again (what did not
+            // change costs a look).
+            Event::Changed => return self.again(cx),
+            _ => {}
+        }
         if self.settling.is_some() {
             return self.settle(cx);
         }
@@ -156,6 +181,14 @@ impl UsageReport {
         self.g.release(cx);
     }
 
+    /// Begin again from nothing, at the usage watch's sequence now.
+    fn again(&mut self, cx: &mut Cx) -> Step {
+        let old = std::mem::replace(self, UsageReport::new(self.what, self.qid));
+        old.release(cx);
+        self.seq = cx.waits.seq(On::Usage);
+        self.step(Event::Resume, cx)
+    }
+
     /// List the harnesses' sessions, a slice at a time; then derive each
     /// session's chats.
     fn derive(&mut self, cx: &mut Cx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Step> {
@@ -174,6 +207,10 @@ impl UsageReport {
             // `archived_sessions/`) is one session, as its directory under
             // `/sessions` is one: counted once, from the first found.
             for f in found {
+                if self.is_wait() && h == Harness::Claude {
+                    // Where its session's transcript grows, and new ones appear.
+                    self.dirs.insert(parent(&f.rel).into());
+                }
                 if self.ids.insert((h, f.id.clone().into_boxed_slice())) {
                     let key =
                         SessionKey { harness: h, id: f.id.into(), transcript: f.rel.into(), sub: None, agent: None };
@@ -272,9 +309,13 @@ impl UsageReport {
             _ => return None,
         };
         let key = self.found[self.session].clone();
-        if let Some((_, next)) = &mut self.chats {
-            *next += 1;
-        }
+        let chat = match &mut self.chats {
+            Some((chats, next)) => {
+                *next += 1;
+                chats.get(*next - 1).cloned()
+            }
+            None => None,
+        };
         let Some(file) = file else { return Some(Ok(())) };
         let Some(d) = cx.chats.digests.of(file) else {
             // Indexed but not yet kept as a digest (a live file): its index.
@@ -285,11 +326,32 @@ impl UsageReport {
                     self.book.add(key.harness, &key.id, e.index.cwd(), last, usage, None);
                 }
             }
+            // A file indexed and not yet settled is being written now.
+            self.watch_dirs(&key, chat.as_ref(), u32::MAX);
             return Some(Ok(()));
         };
         let mtime = u32::try_from(d.seen.mtime_ns.div_euclid(1_000_000_000)).unwrap_or(0);
+        self.watch_dirs(&key, chat.as_ref(), mtime);
         self.book.add(key.harness, &key.id, &d.cwd, mtime, d.usage.clone(), Some((file, d.seen)));
         Some(Ok(()))
+    }
+
+    /// For a `/usage/wait` read, a Claude Code chat written at `when`
+    /// whose session is active lately has its directories watched: its
+    /// own, and the session's where subagents' transcripts appear
+    /// (`<sid>/`, `<sid>/subagents/`; a workflow's are below, in
+    /// directories its chats name). `projects/` and each project's
+    /// directory are watched whatever their age.
+    fn watch_dirs(&mut self, key: &SessionKey, chat: Option<&ChatOf>, when: u32) {
+        if !self.is_wait() || key.harness != Harness::Claude || when < now().saturating_sub(BLOCK_WATCH_SECS) {
+            return;
+        }
+        let stem = key.transcript.strip_suffix(b".jsonl").unwrap_or(&key.transcript);
+        self.dirs.insert(stem.into());
+        self.dirs.insert([stem, b"/subagents"].concat().into());
+        if let Some(ChatOf::Session(k)) = chat {
+            self.dirs.insert(parent(k.own_rel()).into());
+        }
     }
 
     /// Settle a slice of the book; once it is all settled, answer.
@@ -308,6 +370,9 @@ impl UsageReport {
 
     fn answer(&mut self, cx: &mut Cx, settled: std::rc::Rc<crate::reports::book::Settled>) -> Step {
         let clock = Clock { zone: &cx.cfg.zone, now: now().max(settled.now) };
+        if let For::Wait { tag, reader, count } = self.what {
+            return self.answer_wait(cx, &settled.block_line(&clock), (tag, reader, count));
+        }
         let entry = |cx: &Cx, i: u16, text: &[u8]| {
             let attr = Attr::Text { len: text.len() as u64, version: 0, mtime: cx.tree.started_unix() };
             cx.tree.entry(&Loc::Static(i), &attr, cx.agents)
@@ -319,12 +384,60 @@ impl UsageReport {
             For::Stat(i, r) => Reply::Stat(entry(cx, i, &settled.render(r, &clock)), None),
             For::List(fid) => {
                 let reports: Vec<(u16, Report)> = cx.tree.reports().collect();
-                let entries = reports.into_iter().map(|(i, r)| entry(cx, i, &settled.render(r, &clock))).collect();
+                let mut entries: Vec<_> =
+                    reports.into_iter().map(|(i, r)| (i, entry(cx, i, &settled.render(r, &clock)))).collect();
+                entries.extend(cx.tree.usage_wait().map(|i| (i, entry(cx, i, b""))));
+                // In the skeleton's order, which is by name.
+                entries.sort_by_key(|(i, _)| *i);
+                let entries = entries.into_iter().map(|(_, e)| e).collect();
                 Reply::Open { fid, qid: self.qid, opened: Opened::Dir(Rc::new(entries)) }
             }
+            For::Wait { .. } => unreachable!("answered above"),
         };
         Step::Answer(Ok(reply))
     }
+
+    /// A `/usage/wait` read: the directories watched are this
+    /// evaluation's; the block's line is the answer when its reader had
+    /// another (or none), else the read parks on the usage watch — at
+    /// once again if it moved while this evaluation ran.
+    fn answer_wait(&mut self, cx: &mut Cx, block: &BlockLine, (tag, reader, count): (u16, ReaderRef, u32)) -> Step {
+        let mut paths = vec![];
+        for d in std::iter::once(&b"projects"[..]).chain(self.dirs.iter().map(|d| &d[..])) {
+            paths.extend(cx.tree.beneath(Harness::Claude, d.to_vec()).map(WatchPath::dir));
+        }
+        if let Err(e) = cx.waits.watch_usage(&paths) {
+            return fail(e);
+        }
+        let Some(Reader::Usage { cursor }) = cx.waits.reader(reader) else { return fail(Error::FidNotOpen) };
+        if cursor.as_deref() != Some(&block.key[..]) {
+            if block.line.len() > count as usize {
+                return fail(Error::ReadTooSmall);
+            }
+            let mut bytes = Vec::with_capacity(block.line.len() + super::read::RREAD_HEADER_BYTES);
+            proto::rread_begin(&mut bytes, tag);
+            bytes.extend_from_slice(&block.line);
+            proto::rread_finish(&mut bytes, 0);
+            return Step::Answer(Ok(Reply::Wait { reader, bytes, cursor: Some(Cursor::Usage(block.key.clone())) }));
+        }
+        cx.waits.usage.ends = block.ends;
+        if cx.waits.seq(On::Usage) != self.seq {
+            return self.again(cx);
+        }
+        // Parked, it holds nothing of this evaluation's.
+        std::mem::take(&mut self.g).release(cx);
+        Step::WaitWatch(On::Usage)
+    }
+}
+
+/// How long ago a Claude Code chat may have been written for its
+/// session's directories to be watched by `/usage/wait`: as long as
+/// `reports::book` keeps its recent hours for the block.
+const BLOCK_WATCH_SECS: u32 = crate::reports::book::RECENT_SECS;
+
+/// The directory part of `rel` (`.` for none).
+fn parent(rel: &[u8]) -> &[u8] {
+    rel.iter().rposition(|&b| b == b'/').map_or(b".", |i| &rel[..i])
 }
 
 /// Now, Unix seconds (the wall clock the digests' settling reads).

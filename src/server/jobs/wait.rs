@@ -29,7 +29,7 @@ use crate::proto::{self, Qid, QTFILE};
 use crate::tree::{agent_qid_path, chat_format, Part};
 
 use super::super::fids::Opened;
-use super::super::watch::{hold, AgentCursor, AgentKey, Reader, ReaderRef, Seen};
+use super::super::watch::{hold, AgentCursor, AgentKey, On, Reader, ReaderRef, Seen};
 use super::cx::{fail, Cursor, Cx, Event, Need, Reply, Step};
 
 /// Small, because a kernel mount parks thousands (`cat wait` in many
@@ -95,7 +95,7 @@ impl Wait {
                 _ => return fail(Error::FidNotOpen),
             },
         };
-        let seq = cx.waits.seq(Some(agent));
+        let seq = cx.waits.seq(On::Agent(agent));
         self.eval = Some(Box::new(Eval { agent, seq, seen: None, asked_again: false }));
         match cx.waits.seen(agent) {
             Some(seen) if seen.seq == seq => self.observed(cx),
@@ -165,10 +165,10 @@ impl Wait {
             // too small for its next event.
             return fail(Error::ReadTooSmall);
         }
-        if cx.waits.seq(Some(e.agent)) != e.seq {
+        if cx.waits.seq(On::Agent(e.agent)) != e.seq {
             return self.evaluate(cx);
         }
-        Step::WaitWatch(Some(e.agent))
+        Step::WaitWatch(On::Agent(e.agent))
     }
 
     pub(crate) fn release(self, _cx: &mut Cx) {}

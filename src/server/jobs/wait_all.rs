@@ -18,7 +18,7 @@ use crate::errors::Error;
 use crate::proto::{self, Qid};
 
 use super::super::fids::Opened;
-use super::super::watch::{hold_for_machine, AgentKey, MachineCursor, Reader, ReaderRef};
+use super::super::watch::{hold_for_machine, AgentKey, MachineCursor, On, Reader, ReaderRef};
 use super::cx::{fail, Cursor, Cx, Event, Reply, Step};
 use super::gather::{Gather, Ran};
 
@@ -48,7 +48,7 @@ impl WaitAll {
     pub(crate) fn step(&mut self, ev: Event, cx: &mut Cx) -> Step {
         match ev {
             Event::Start | Event::Changed => {
-                self.seq = cx.waits.seq(None);
+                self.seq = cx.waits.seq(On::Machine);
                 self.seqs = None;
                 std::mem::take(&mut self.g).release(cx);
                 return Step::WaitScan;
@@ -72,7 +72,8 @@ impl WaitAll {
     /// 21, defect 8). Whether it lives the scan said.
     fn derive(&mut self, cx: &mut Cx) -> Step {
         let agents: Vec<_> = cx.agents.all().map(|(slot, gen, a)| ((slot, gen), a.found, a.session.clone())).collect();
-        let seqs = self.seqs.get_or_insert_with(|| agents.iter().map(|(k, ..)| (*k, cx.waits.seq(Some(*k)))).collect());
+        let seqs =
+            self.seqs.get_or_insert_with(|| agents.iter().map(|(k, ..)| (*k, cx.waits.seq(On::Agent(*k)))).collect());
         let ran = self.g.run(cx, |cx, facts, needs| {
             let mut now = MachineCursor::new();
             let mut observed = Vec::new();
@@ -135,13 +136,13 @@ impl WaitAll {
             proto::rread_finish(&mut bytes, 0);
             return Step::Answer(Ok(Reply::Wait { reader, bytes, cursor: Some(Cursor::Machine(Box::new(next))) }));
         }
-        if cx.waits.seq(None) != self.seq {
-            self.seq = cx.waits.seq(None);
+        if cx.waits.seq(On::Machine) != self.seq {
+            self.seq = cx.waits.seq(On::Machine);
             return Step::WaitScan;
         }
         // Parked, it holds nothing of this evaluation's.
         std::mem::take(&mut self.g).release(cx);
-        Step::WaitWatch(None)
+        Step::WaitWatch(On::Machine)
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {

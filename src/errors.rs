@@ -70,6 +70,7 @@ pub enum Error {
     TooManyWaits,
     ReadTooSmall,
     MovesOff,
+    BadQuery,
     Io,
 }
 
@@ -125,6 +126,8 @@ impl Error {
             NoMemory => ("Cannot allocate memory", libc::ENOMEM as u32),
             // readlink(2) of a file that is not a link.
             NotALink => EINVAL,
+            // A search's query that does not parse (its read says why).
+            BadQuery => EINVAL,
             // 9pfuse has no ENODATA: getxattr(2)'s "no such attribute".
             NoAttribute => ("No data available", libc::ENODATA as u32),
             // An .L Tauth: no authentication file to open.
@@ -167,6 +170,7 @@ impl Error {
             ReadTooSmall => "the next line of wait does not fit the count",
             TooManyNames => "a walk of more than 16 names",
             MsizeTooSmall => "an msize smaller than the daemon takes",
+            BadQuery => "a search query that does not parse: the next read says why",
             _ => return None,
         })
     }
@@ -258,6 +262,7 @@ mod tests {
         TooManyWaits,
         ReadTooSmall,
         MovesOff,
+        BadQuery,
         Io,
     ];
 

@@ -25,6 +25,7 @@ pub mod post;
 pub mod proto;
 pub mod reports;
 pub(crate) mod ring;
+pub mod search;
 pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod sys;

@@ -148,7 +148,7 @@ struct Options {
 fn main() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
     if let Some(first) = args.first().and_then(|a| a.to_str()) {
-        if matches!(first, "ls" | "cat" | "stat" | "write" | "wait" | "usage") {
+        if matches!(first, "ls" | "cat" | "stat" | "write" | "wait" | "usage" | "search") {
             let code = nineagents::client::run(std::mem::take(&mut args));
             return ExitCode::from(code.clamp(0, 255) as u8);
         }

@@ -75,7 +75,7 @@ mod pi;
 pub(crate) mod pool;
 mod render;
 mod scan;
-mod store;
+pub(crate) mod store;
 mod time;
 pub mod usage;
 mod walk;

@@ -50,6 +50,15 @@ impl Index {
         Some(m.first as usize..end)
     }
 
+    /// Message `id`'s spans (a search's first look at the bytes it is
+    /// rendered from), and the stretch of the file they lie in.
+    pub(crate) fn spans_of(&self, id: usize) -> Option<(&[Span], std::ops::Range<u64>)> {
+        let spans = &self.store.spans[self.span_range(id)?];
+        let lo = spans.iter().filter(|s| s.enc() != Enc::Lit).map(Span::off).min().unwrap_or(0);
+        let hi = spans.iter().filter(|s| s.enc() != Enc::Lit).map(|s| s.off() + s.len()).max().unwrap_or(0);
+        Some((spans, lo..hi.max(lo)))
+    }
+
     /// What to read for bytes `[out_off, out_off + count)` of message `id`
     /// (clipped to its size). `None` when there is no message `id`.
     pub fn render_plan(&self, id: usize, out_off: u64, count: u64) -> Option<ReadPlan> {

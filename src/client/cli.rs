@@ -9,6 +9,8 @@
 //! 9agents wait [-a ADDR] [PATH]      a wait file's lines as they come
 //! 9agents usage [-a ADDR] [--since DATE] [--until DATE] [REPORT]
 //!                                    a /usage report, its rows within the dates
+//! 9agents search [-a ADDR] WORD…     the messages that hold the words, as
+//!                                    their paths (`--help`: the query syntax)
 //! ```
 //!
 //! ADDR defaults to the posted name `agents`. A failure prints
@@ -34,6 +36,7 @@ usage: 9agents ls [-l] [-a ADDR] PATH
        9agents wait [-a ADDR] [PATH]       (default /active/wait)
        9agents usage [-a ADDR] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [REPORT]
                      REPORT: daily (default), weekly, monthly, sessions, projects, block, prices
+       9agents search [-a ADDR] WORD...    (9agents search --help: the query syntax)
 ADDR: unix!/path/to/socket, tcp!host!port, or a posted name (default agents)";
 
 /// The name the daemon posts itself under unless told `--name`.
@@ -50,6 +53,8 @@ enum Command {
     Wait,
     /// `/usage/<report>`, its rows kept within the dates (`reports::filter`).
     Usage(Report),
+    /// `/search/query`, written the words as a query and read.
+    Search,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -60,6 +65,8 @@ struct Invocation {
     /// `usage`'s `--since` and `--until`.
     since: Option<String>,
     until: Option<String>,
+    /// `search`'s query, its words joined (a word with a blank quoted).
+    query: String,
 }
 
 /// Why a command stopped early.
@@ -72,6 +79,10 @@ enum Failure {
 
 /// Run the subcommand `args[0]` with its arguments; the process exit status.
 pub fn run(args: Vec<OsString>) -> i32 {
+    if args.first().is_some_and(|a| a == "search") && args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("usage: 9agents search [-a ADDR] WORD...\n\n{}", crate::search::query::HELP);
+        return 0;
+    }
     let invocation = match parse(args) {
         Ok(invocation) => invocation,
         Err(why) => {
@@ -99,6 +110,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         Some("write") => Command::Write,
         Some("wait") => Command::Wait,
         Some("usage") => Command::Usage(Report::Daily),
+        Some("search") => Command::Search,
         _ => return Err(format!("unknown subcommand {name:?}")),
     };
     let addr: Option<String> = rest.opt_value_from_str("-a").map_err(|e| e.to_string())?;
@@ -110,6 +122,16 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         _ => (None, None),
     };
     let mut left = rest.finish();
+    if command == Command::Search {
+        // Every word is the query's, `-i` and all.
+        let words: Vec<String> = left.iter().filter(|a| *a != "--").map(|a| a.to_string_lossy().into_owned()).collect();
+        if words.is_empty() {
+            return Err("search: no WORD to search for".into());
+        }
+        let query = words.iter().map(|w| query_word(w)).collect::<Vec<_>>().join(" ");
+        let addr = addr.unwrap_or_else(|| DEFAULT_ADDR.into());
+        return Ok(Invocation { command, addr, path: "/search/query".into(), since, until, query });
+    }
     if left.first().is_some_and(|a| a == "--") {
         left.remove(0);
     } else if let Some(flag) = left.iter().find(|a| a.to_string_lossy().starts_with('-')) {
@@ -124,7 +146,24 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         (Command::Usage(r), Err(left)) if left.is_empty() => (Command::Usage(r), "/usage/daily".into()),
         (command, left) => (command, path_of(command, left)?),
     };
-    Ok(Invocation { command, addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()), path, since, until })
+    Ok(Invocation {
+        command,
+        addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()),
+        path,
+        since,
+        until,
+        query: String::new(),
+    })
+}
+
+/// A word of `search`'s as a word of the query: one with a blank or a
+/// quote in it quoted, so the shell's one argument stays one term.
+fn query_word(w: &str) -> String {
+    if w.is_empty() || w.contains([' ', '\t', '\n', '"']) {
+        format!("\"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        w.to_string()
+    }
 }
 
 /// The one PATH a command names (`wait`'s default when it names none).
@@ -148,6 +187,7 @@ fn execute(invocation: &Invocation) -> Result<(), Failure> {
         Command::Stat => stat(&mut client, fid, path),
         Command::Write => write(&mut client, fid, path),
         Command::Usage(r) => usage(&mut client, fid, path, r, invocation),
+        Command::Search => search(&mut client, fid, path, &invocation.query),
     };
     // The process exits next and the server clunks what a closed connection
     // leaves, so this clunk is tidiness; its failure says nothing about the
@@ -201,6 +241,35 @@ fn wait(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
         }
         stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
         stdout.flush().map_err(stdout_failed)?;
+    }
+}
+
+/// A search: the query written to `/search/query`, and its results printed
+/// as they come, up to the read that answers nothing.
+fn search(client: &mut Client, fid: u32, path: &str, query: &str) -> Result<(), Failure> {
+    client.open(fid, crate::proto::ORDWR).map_err(at(path))?;
+    let mut buf = vec![0u8; client.io_max() as usize];
+    if let Err(e) = client.write(fid, 0, query.as_bytes()) {
+        // A query refused: its read says why.
+        let n = client.read_at(fid, 0, &mut buf).unwrap_or(0);
+        let why = String::from_utf8_lossy(&buf[..n]);
+        return Err(match why.strip_prefix("error\t") {
+            Some(why) => {
+                Failure::At(path.into(), io::Error::new(io::ErrorKind::InvalidInput, why.trim_end().to_string()))
+            }
+            None => at(path)(e),
+        });
+    }
+    let mut stdout = io::stdout().lock();
+    let mut offset = 0u64;
+    loop {
+        let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
+        if n == 0 {
+            return stdout.flush().map_err(stdout_failed);
+        }
+        stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
+        stdout.flush().map_err(stdout_failed)?;
+        offset += n as u64;
     }
 }
 
@@ -290,6 +359,7 @@ mod tests {
             path: "/claude".into(),
             since: None,
             until: None,
+            query: String::new(),
         };
         assert_eq!(parse(args("ls -l -a tcp!h!564 /claude")), Ok(want));
         let want = Invocation {
@@ -298,6 +368,7 @@ mod tests {
             path: "/claude".into(),
             since: None,
             until: None,
+            query: String::new(),
         };
         assert_eq!(parse(args("ls /claude -a tcp!h!564 -l")), Ok(want));
     }
@@ -313,6 +384,17 @@ mod tests {
     }
 
     #[test]
+    fn search_takes_every_word_as_the_querys_quoting_one_with_a_blank() {
+        let mut a = args("search -a tcp!h!564 -i kind:bash");
+        a.push(OsString::from("cargo \"build\""));
+        let p = parse(a).unwrap();
+        assert_eq!((p.command, p.addr.as_str(), p.path.as_str()), (Command::Search, "tcp!h!564", "/search/query"));
+        assert_eq!(p.query, r#"-i kind:bash "cargo \"build\"""#);
+        assert_eq!(crate::search::Query::parse(p.query.as_bytes()).unwrap().terms, [br#"cargo "build""#.to_vec()]);
+        assert!(parse(args("search")).is_err(), "no word");
+    }
+
+    #[test]
     fn the_address_defaults_to_the_posted_name_agents() {
         let want = Invocation {
             command: Command::Cat,
@@ -320,6 +402,7 @@ mod tests {
             path: "/README".into(),
             since: None,
             until: None,
+            query: String::new(),
         };
         assert_eq!(parse(args("cat /README")), Ok(want));
     }

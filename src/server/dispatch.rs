@@ -90,6 +90,7 @@ pub(crate) fn handle(w: &mut World, conn: &mut Conn, tag: u16, msg: Tmsg<'_>) ->
         Tmsg::Remove { fid } => clunk(w, conn, fid).and(Err(Error::ReadOnly)),
         Tmsg::Write { fid, data, .. } => match conn.fids.get(&fid).map(|f| f.opened()) {
             Some(Some(Opened::Zmx { slot, gen })) => Ok(Some(Job::Move(jobs::moves::Move::new(*slot, *gen, data)))),
+            Some(Some(Opened::Search(r))) => write_query(w, conn, tag, *r, data),
             Some(_) => Err(Error::ReadOnly),
             None => Err(Error::UnknownFid),
         },
@@ -292,6 +293,14 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
     if f.open.is_some() {
         return Err(Error::FidOpen);
     }
+    // `/search/query`, opened to be written a query and read.
+    if let Some(Loc::Static(i)) = loc.as_ref().filter(|l| matches!(l, Loc::Static(i) if w.tree.is_search_query(*i))) {
+        if intent == Intent::Refused {
+            return Err(Error::ReadOnly);
+        }
+        let qid = w.tree.static_qid(*i);
+        return open_search(w, conn, tag, fid, qid, None);
+    }
     if intent != Intent::Read {
         // The one file a write could open, with moves off, says so.
         let zmx = matches!(loc, Some(Loc::Agent { part: Part::Field(crate::active::Field::Zmx), .. }));
@@ -301,10 +310,53 @@ fn open(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, intent: Intent) -> D
     open_read(w, conn, tag, fid, node, loc)
 }
 
+/// A write to `/search/query`: the search starts over for the query
+/// written, whole (a query that does not parse is refused, and the next
+/// read says why).
+fn write_query(
+    w: &mut World,
+    conn: &mut Conn,
+    tag: u16,
+    r: crate::server::searches::SearchRef,
+    data: &[u8],
+) -> Decided {
+    let s = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?;
+    s.begin(crate::search::Query::parse(data));
+    if s.query.is_none() {
+        return Err(Error::BadQuery);
+    }
+    conn.reply(tag, &Rmsg::Write { count: data.len() as u32 }, w.cfg.trace);
+    Ok(None)
+}
+
+/// An open of a search: `/search/<query>` with its query parsed (a query
+/// that does not parse opens, and its read says why), `/search/query`
+/// with none until one is written.
+fn open_search(
+    w: &mut World,
+    conn: &mut Conn,
+    tag: u16,
+    fid: u32,
+    qid: Qid,
+    query: Option<Result<crate::search::Query, String>>,
+) -> Decided {
+    let r = w.searches.add(query);
+    if conn.fids.open(fid, FidOpen::new(Opened::Search(r))).is_err() {
+        w.searches.remove(r);
+        return Err(Error::FidOpen);
+    }
+    conn.reply_open(tag, qid, None, w.cfg.trace);
+    Ok(None)
+}
+
 /// An open for reading of `fid` (node `node`, at `loc`): a skeleton file
 /// is answered at once; anything else is a job's.
 fn open_read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, node: tree::NodeId, loc: Loc) -> Decided {
     Ok(Some(match loc {
+        Loc::Search(name) => {
+            let qid = w.tree.skeleton_qid(&Loc::Search(name.clone()), &w.agents);
+            return open_search(w, conn, tag, fid, qid, Some(crate::search::Query::parse(&name)));
+        }
         Loc::Static(i) if w.tree.is_usage_wait(i) => {
             // Nothing to evaluate yet: its first read answers at once.
             let reader = w.waits.add_reader(Reader::Usage { cursor: None });
@@ -408,6 +460,9 @@ fn read(w: &mut World, conn: &mut Conn, tag: u16, fid: u32, offset: u64, count: 
             conn.reply(tag, &Rmsg::Read { data: &text[start..end] }, trace);
             Ok(None)
         }
+        Some(Opened::Search(r)) => {
+            Ok(Some(Job::Search(Box::new(jobs::search::SearchRead::new(tag, r, offset, count)))))
+        }
         Some(Opened::Wait(reader)) => {
             if w.waits.read_arrived(reader, offset, count) {
                 conn.reply(tag, &Rmsg::Read { data: &[] }, trace);
@@ -504,7 +559,7 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
         Loc::Session { key, part: part @ (SPart::Dir | SPart::Field(_) | SPart::Usage) } => {
             Some(Job::Session(Box::new(jobs::session::Session::node(None, key, part))))
         }
-        Loc::Session { part: SPart::Chat | SPart::Agents, .. } => None,
+        Loc::Session { part: SPart::Chat | SPart::Agents, .. } | Loc::Search(_) => None,
         Loc::Mirror(_) if conn.dialect == Dialect::L && reuse_look_for_getattr(conn, node) => {
             let meta = conn.look.as_ref().expect("just checked").meta;
             let entry = w.tree.entry(&loc, &Attr::Disk(meta), &w.agents);
@@ -526,7 +581,9 @@ fn stat(w: &mut World, conn: &mut Conn, tag: u16, fid: u32) -> Decided {
     }
     // A wait file is a stream: length 0, a version that never moves.
     let attr = match loc {
-        Loc::Agent { part: Part::Wait, .. } => Attr::Text { len: 0, version: 0, mtime: w.tree.started_unix() },
+        Loc::Agent { part: Part::Wait, .. } | Loc::Search(_) => {
+            Attr::Text { len: 0, version: 0, mtime: w.tree.started_unix() }
+        }
         _ => Attr::Skeleton,
     };
     let entry = w.tree.entry(&loc, &attr, &w.agents);

@@ -91,6 +91,8 @@ pub(crate) enum Intent {
     Read,
     /// Write only, perhaps truncating: what `echo NAME > zmx` opens with.
     Write,
+    /// Read and write: `/search/query`, written a query and read.
+    ReadWrite,
     /// Anything else: read-write, exec, create, append, remove-on-close.
     Refused,
 }
@@ -100,6 +102,7 @@ impl Intent {
         match mode {
             proto::OREAD => Intent::Read,
             m if m & !proto::OTRUNC == proto::OWRITE => Intent::Write,
+            m if m & !proto::OTRUNC == proto::ORDWR => Intent::ReadWrite,
             _ => Intent::Refused,
         }
     }
@@ -115,6 +118,7 @@ impl Intent {
         match flags & proto::DOTL_ACCMODE {
             proto::DOTL_RDONLY if !append && !create && flags & proto::DOTL_TRUNC == 0 => Intent::Read,
             proto::DOTL_WRONLY if !append => Intent::Write,
+            proto::DOTL_RDWR if !append => Intent::ReadWrite,
             _ => Intent::Refused,
         }
     }
@@ -194,14 +198,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_plain_read_or_a_plain_write_is_an_intent_to_serve() {
+    fn only_a_plain_read_a_plain_write_or_both_is_an_intent_to_serve() {
         use proto::*;
         assert_eq!(Intent::of_flags(DOTL_RDONLY | DOTL_DIRECTORY | DOTL_LARGEFILE | DOTL_CLOEXEC), Intent::Read);
         assert_eq!(Intent::of_flags(DOTL_WRONLY | DOTL_TRUNC), Intent::Write);
         // What Linux's v9fs sends for `echo NAME > zmx` (0100101).
         assert_eq!(Intent::of_flags(DOTL_WRONLY | DOTL_CREATE | DOTL_LARGEFILE), Intent::Write);
+        // `exec 3<>/mnt/search/query` (O_RDWR|O_CREAT): the one file it
+        // opens is /search/query.
+        assert_eq!(Intent::of_flags(DOTL_RDWR | DOTL_CREATE), Intent::ReadWrite);
+        assert_eq!(Intent::of_flags(DOTL_RDWR | DOTL_APPEND), Intent::Refused);
         for refused in [
-            DOTL_RDWR,
             DOTL_NOACCESS,
             DOTL_RDONLY | DOTL_CREATE,
             DOTL_WRONLY | DOTL_APPEND,
@@ -212,7 +219,8 @@ mod tests {
         }
         assert_eq!(Intent::of_mode(OREAD), Intent::Read);
         assert_eq!(Intent::of_mode(OWRITE | OTRUNC), Intent::Write);
-        for refused in [ORDWR, OEXEC, OREAD | ORCLOSE, OREAD | OTRUNC] {
+        assert_eq!(Intent::of_mode(ORDWR), Intent::ReadWrite);
+        for refused in [OEXEC, OREAD | ORCLOSE, OREAD | OTRUNC] {
             assert_eq!(Intent::of_mode(refused), Intent::Refused, "{refused:#x}");
         }
     }

@@ -35,6 +35,8 @@ pub(crate) enum Opened {
     Xattrs,
     /// A `wait` file's reader (`watch`).
     Wait(crate::server::watch::ReaderRef),
+    /// A search (`/search/<query>`, `/search/query`): where it stands.
+    Search(crate::server::searches::SearchRef),
 }
 
 /// An open fid: what it reads, and a directory read's cursor (read(5):

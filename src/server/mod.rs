@@ -35,6 +35,7 @@ mod park;
 mod probe;
 mod recent;
 mod reply;
+mod searches;
 mod slots;
 mod trim;
 mod usage_watch;
@@ -121,6 +122,7 @@ impl Server {
             bases: ops::Bases::new(cfg_listing_window),
             listings: listings::Listings::new(jobs::refresh::CHAT_FRESH_FOR),
             last_report: None,
+            searches: Default::default(),
         };
         Ok(Server {
             world,
@@ -618,7 +620,7 @@ impl Server {
         let w = &self.world;
         format!(
             "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} \
-             fids_total={} held_bytes={held} job_ops={} watches={} waits={} heap={}",
+             fids_total={} held_bytes={held} job_ops={} watches={} waits={} searches={} heap={}",
             self.conns.len(),
             self.reqs.len(),
             w.ring.in_flight(),
@@ -629,6 +631,7 @@ impl Server {
             w.job_ops,
             w.waits.watches(),
             w.waits.parked,
+            w.searches.len(),
             heap_in_use(),
         )
     }

@@ -72,6 +72,8 @@ pub(crate) struct World {
     /// The last `/usage` reports settled, and the fingerprint of the home
     /// they were settled from (`reports::Book::fingerprint`).
     pub last_report: Option<(u64, std::rc::Rc<crate::reports::book::Settled>)>,
+    /// The searches open now (`searches`).
+    pub searches: super::searches::Searches,
 }
 
 impl World {
@@ -97,6 +99,7 @@ impl World {
                     self.close_watch(gone);
                 }
             }
+            Opened::Search(r) => self.searches.remove(r),
             opened => release_opened(&mut self.ring, &mut self.held, opened),
         }
     }

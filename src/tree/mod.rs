@@ -22,6 +22,7 @@
 //! asks nothing of a table that may have moved on.
 
 pub(crate) mod paths;
+pub(crate) mod queries;
 pub(crate) mod sessions;
 
 use std::borrow::Cow;
@@ -57,6 +58,8 @@ pub(crate) enum NodeId {
     /// A part of a session's directory under `/sessions` (`SPart::code`):
     /// a slot of the session table and its generation.
     Session { slot: u32, gen: u32, part: u32 },
+    /// `/search/<query>`: a slot of the query table and its generation.
+    Search { slot: u32, gen: u32 },
 }
 
 /// What of an agent's directory a node is.
@@ -137,6 +140,8 @@ pub(crate) enum Loc {
         key: Rc<SessionKey>,
         part: SPart,
     },
+    /// `/search/<query>`: the query is the name.
+    Search(Rc<[u8]>),
 }
 
 /// What a stat of a node is built from.
@@ -215,6 +220,8 @@ enum What {
     Report(Report),
     /// `/usage/wait`: a read answers when the block open now changes.
     UsageWait,
+    /// `/search/query`: written a query, read its results.
+    SearchQuery,
 }
 
 struct StaticNode {
@@ -286,7 +293,13 @@ const STATIC: &[StaticNode] = &[
     node("sessions", 36, What::Report(Report::Sessions)),
     node("wait", 36, What::UsageWait),
     node("weekly", 36, What::Report(Report::Weekly)),
+    // 45: /search, and its file written a query
+    node("search", 0, What::Dir),
+    node("query", 45, What::SearchQuery),
 ];
+
+/// The index of `/search`.
+pub(crate) const SEARCH: u16 = 45;
 
 /// The index of `/health`.
 pub(crate) const HEALTH: u16 = 35;
@@ -321,6 +334,7 @@ pub struct Tree {
     proc_base: CString,
     paths: PathTable,
     sessions: SessionTable,
+    queries: queries::QueryTable,
     /// `--allow-move`: `zmx` is writable.
     allow_move: bool,
     /// What the chat indexes met that no rule knows (`/health`).
@@ -343,6 +357,7 @@ impl Tree {
             proc_base,
             paths: PathTable::default(),
             sessions: SessionTable::default(),
+            queries: queries::QueryTable::default(),
             health: crate::health::Health::default(),
             allow_move,
         }
@@ -364,6 +379,7 @@ impl Tree {
             NodeId::Session { slot, gen, part } => {
                 Some(Loc::Session { key: self.sessions.get(slot, gen)?.clone(), part: SPart::from_code(part)? })
             }
+            NodeId::Search { slot, gen } => Some(Loc::Search(self.queries.get(slot, gen)?.clone())),
         }
     }
 
@@ -381,6 +397,10 @@ impl Tree {
                 let (slot, gen) = self.sessions.acquire_key(key);
                 NodeId::Session { slot, gen, part: part.code() }
             }
+            Loc::Search(name) => {
+                let (slot, gen) = self.queries.acquire_name(name);
+                NodeId::Search { slot, gen }
+            }
         }
     }
 
@@ -389,6 +409,7 @@ impl Tree {
         match node {
             NodeId::Path { slot, gen } => self.paths.acquire(slot, gen),
             NodeId::Session { slot, gen, .. } => self.sessions.acquire(slot, gen),
+            NodeId::Search { slot, gen } => self.queries.acquire(slot, gen),
             _ => {}
         }
     }
@@ -398,13 +419,14 @@ impl Tree {
         match node {
             NodeId::Path { slot, gen } => self.paths.release(slot, gen),
             NodeId::Session { slot, gen, .. } => self.sessions.release(slot, gen),
+            NodeId::Search { slot, gen } => self.queries.release(slot, gen),
             _ => {}
         }
     }
 
     /// The places fids hold now (`paths`).
     pub(crate) fn paths_held(&self) -> usize {
-        self.paths.len() + self.sessions.len()
+        self.paths.len() + self.sessions.len() + self.queries.len()
     }
 
     /// The tallies `/health` says (`crate::health`).
@@ -434,6 +456,7 @@ impl Tree {
             Loc::Agent { slot, gen, part: Part::ChatMsg(_) } => agent(*slot, *gen, Part::Chat),
             Loc::Agent { slot, gen, .. } => agent(*slot, *gen, Part::Dir),
             Loc::Session { key, part } => session_parent(key, *part),
+            Loc::Search(_) => Loc::Static(SEARCH),
         }
     }
 
@@ -517,6 +540,11 @@ impl Tree {
             .map(|(i, _)| i)
     }
 
+    /// Is `i` `/search/query`?
+    pub(crate) fn is_search_query(&self, i: u16) -> bool {
+        matches!(STATIC[i as usize].what, What::SearchQuery)
+    }
+
     /// Is `i` `/usage/wait`?
     pub(crate) fn is_usage_wait(&self, i: u16) -> bool {
         matches!(STATIC[i as usize].what, What::UsageWait)
@@ -554,7 +582,7 @@ impl Tree {
                 Presence::Absent
             }
             Loc::Session { key, part: SPart::Agents } if key.harness == Harness::Dsh => Presence::Absent,
-            Loc::Session { .. } => Presence::Always,
+            Loc::Session { .. } | Loc::Search(_) => Presence::Always,
             Loc::Agent { slot, gen, part: Part::Chat } => match chat_format(agents, *slot, *gen) {
                 Some(_) => Presence::Always,
                 None => Presence::Absent,
@@ -591,7 +619,7 @@ impl Tree {
                 (a.found.harness, a.session.as_ref()?.transcript.clone()?)
             }
             Loc::Session { key, part: SPart::Transcript } => (key.harness, key.own_rel().to_vec()),
-            Loc::Agent { .. } | Loc::Session { .. } => return None,
+            Loc::Agent { .. } | Loc::Session { .. } | Loc::Search(_) => return None,
         };
         self.beneath(h, rel)
     }
@@ -626,6 +654,7 @@ impl Tree {
                 None => key.id.to_vec().into(),
             },
             Loc::Session { part, .. } => part.name().into(),
+            Loc::Search(name) => name.to_vec().into(),
         }
     }
 
@@ -644,6 +673,7 @@ impl Tree {
                 let ty = if part.is_dir() { QTDIR } else { QTFILE };
                 Qid { ty, version: 0, path: sessions::qid_path(key, *part) }
             }
+            Loc::Search(name) => Qid { ty: QTFILE, version: 0, path: search_qid_path(name) },
             Loc::Mirror(_) => unreachable!("a mirror's qid comes from its meta"),
         }
     }
@@ -659,7 +689,7 @@ impl Tree {
             What::Fact(f) => {
                 Qid { ty: QTFILE, version: text_version(self.fact(f).as_bytes()), path: QID_PATH_SYNTHETIC | i as u64 }
             }
-            What::Wait | What::UsageWait | What::Report(_) => {
+            What::Wait | What::UsageWait | What::SearchQuery | What::Report(_) => {
                 Qid { ty: QTFILE, version: 0, path: QID_PATH_SYNTHETIC | i as u64 }
             }
             _ => Qid { ty: QTDIR, version: 0, path: QID_PATH_SYNTHETIC | i as u64 },
@@ -693,6 +723,7 @@ impl Tree {
                 let (mode, length) = match STATIC[*i as usize].what {
                     What::Fact(fact) => (0o444, self.fact(fact).len() as u64),
                     What::Wait | What::UsageWait | What::Report(_) => (0o444, 0),
+                    What::SearchQuery => (0o644, 0),
                     _ => (DMDIR | 0o555, 0),
                 };
                 (self.static_qid(*i), mode, length, owned, uid, gid)
@@ -709,6 +740,8 @@ impl Tree {
             (Loc::Agent { .. } | Loc::Session { .. }, _) => {
                 (self.skeleton_qid(loc, agents), DMDIR | 0o555, 0, owned, uid, gid)
             }
+            // A query: a stream, written nothing, 0 bytes long.
+            (Loc::Search(_), _) => (self.skeleton_qid(loc, agents), 0o444, 0, owned, uid, gid),
             (Loc::Mirror(_), _) => unreachable!("a mirror is stat'd from its meta"),
         };
         let d_type = if mode & DMDIR != 0 { libc::DT_DIR } else { libc::DT_REG };
@@ -872,6 +905,12 @@ pub(crate) fn agent_qid_path(found: Option<&Found>, part: Part) -> u64 {
     key[5..13].copy_from_slice(&st.to_le_bytes());
     key[13..17].copy_from_slice(&part.code().to_le_bytes());
     QID_PATH_SYNTHETIC | (1 << 62) | (wyhash::wyhash(&key, 0xac71_7e00) >> 2)
+}
+
+/// `/search/<query>`'s qid path: its name's hash, in the range agents'
+/// and sessions' share.
+fn search_qid_path(name: &[u8]) -> u64 {
+    QID_PATH_SYNTHETIC | (1 << 62) | (wyhash::wyhash(name, 0x5ea2_c400) >> 2)
 }
 
 /// A derived file's qid version: a hash of its text, so content that

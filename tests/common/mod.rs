@@ -1286,9 +1286,9 @@ impl Conn {
             if entry.mode & DMDIR != 0 {
                 out.push(Crawled { path: child.clone(), entry, data: Ok(Vec::new()) });
                 self.crawl_into(&child, out);
-            } else if entry.name == "wait" && child.starts_with("/active/") {
-                // A wait file is a stream whose reads park until the agent
-                // changes: a crawl stats it and does not read it.
+            } else if entry.name == "wait" && (child.starts_with("/active/") || child == "/usage/wait") {
+                // A wait file is a stream whose reads park until what it
+                // follows changes: a crawl stats it and does not read it.
                 out.push(Crawled { path: child, entry, data: Ok(Vec::new()) });
             } else {
                 let data = self.try_cat(&child, CRAWL_FID);

@@ -73,8 +73,8 @@ def crawl(c, path, out):
         if e.mode & py9p.DMDIR:
             out[child] = (e, None)
             crawl(c, child, out)
-        elif name == "wait" and child.startswith("/active/"):
-            # A stream whose reads park until an agent changes: not read.
+        elif name == "wait" and (child.startswith("/active/") or child == "/usage/wait"):
+            # A stream whose reads park until what it follows changes: not read.
             out[child] = (e, None)
         else:
             out[child] = (e, read_path(c, child))

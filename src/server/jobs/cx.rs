@@ -188,6 +188,8 @@ pub(crate) struct Cx<'a> {
     pub listings: &'a mut Listings,
     /// The last `/usage` reports settled, and their home's fingerprint.
     pub last_report: &'a mut Option<(u64, std::rc::Rc<crate::reports::book::Settled>)>,
+    /// The searches open now, each with where it stands.
+    pub searches: &'a mut super::super::searches::Searches,
 }
 
 impl Cx<'_> {
@@ -218,6 +220,7 @@ impl<'a> Cx<'a> {
             waits: &mut w.waits,
             listings: &mut w.listings,
             last_report: &mut w.last_report,
+            searches: &mut w.searches,
         }
     }
 }

@@ -31,6 +31,7 @@
 //! | `wait_all.rs` | the same for `/active/wait` | Ropen, Rread |
 //! | `session.rs` | a listing of `/sessions/<h>`, a session's directory, fields, `agents/` | Rstat, Ropen |
 
+pub(crate) mod all_sessions;
 pub(crate) mod chat;
 pub(crate) mod chat_read;
 pub(crate) mod cx;
@@ -45,6 +46,7 @@ pub(crate) mod read;
 pub(crate) mod refresh;
 pub(crate) mod report;
 pub(crate) mod scan;
+pub(crate) mod search;
 pub(crate) mod session;
 pub(crate) mod sessions_list;
 pub(crate) mod stat;
@@ -78,6 +80,7 @@ pub(crate) enum Job {
     Session(Box<session::Session>),
     SessionsList(Box<sessions_list::SessionsList>),
     Report(Box<report::UsageReport>),
+    Search(Box<search::SearchRead>),
 }
 
 impl Job {
@@ -100,6 +103,7 @@ impl Job {
             Job::Session(j) => j.step(ev, cx),
             Job::SessionsList(j) => j.step(ev, cx),
             Job::Report(j) => j.step(ev, cx),
+            Job::Search(j) => j.step(ev, cx),
         }
     }
 
@@ -125,6 +129,7 @@ impl Job {
             Job::Session(j) => j.release(cx),
             Job::SessionsList(j) => j.release(cx),
             Job::Report(j) => j.release(cx),
+            Job::Search(j) => j.release(cx),
         }
     }
 

@@ -20,19 +20,15 @@ use crate::proto;
 use crate::proto::Qid;
 use crate::reports::book::{BlockLine, Clock, Settling, SETTLE_SLICE};
 use crate::reports::{Book, Report};
-use crate::sessions::{self, SessionKey};
+use crate::sessions::SessionKey;
 use crate::tree::{Attr, Loc};
 
 use super::super::fids::Opened;
 use super::super::probe::{Batch, Kind, Probe, Target};
 use super::super::watch::{On, Reader, ReaderRef, WatchPath};
+use super::all_sessions::{AllSessions, Listed};
 use super::cx::{drive, fail, ChatOf, Cursor, Cx, Event, Need, Reply, Step};
 use super::gather::{Gather, Ran};
-use super::session::{chats_of, usage_chats};
-
-/// The harnesses whose sessions `/usage` sums, in order: hermes keeps its
-/// sessions in a database, as `/sessions` leaves it out.
-const HARNESSES: [Harness; 5] = [Harness::Claude, Harness::Codex, Harness::Dsh, Harness::Omp, Harness::Pi];
 
 /// What the summing is for.
 #[derive(Clone, Copy)]
@@ -52,13 +48,8 @@ pub(crate) struct UsageReport {
     what: For,
     qid: Qid,
     g: Gather,
-    /// The harness being listed (an index into `HARNESSES`), and the
-    /// directory its next slice starts at.
-    harness: usize,
-    next_dir: usize,
-    found: Vec<Rc<SessionKey>>,
-    /// The sessions found so far, by harness and id.
-    ids: std::collections::HashSet<(Harness, Box<[u8]>)>,
+    all: AllSessions,
+    listed: bool,
     /// The session whose chats are being counted, and those chats.
     session: usize,
     chats: Option<(Vec<ChatOf>, usize)>,
@@ -76,10 +67,6 @@ pub(crate) struct UsageReport {
     since_yield: usize,
     /// The fingerprint of the home being settled.
     print: Option<u64>,
-    /// The gathering so far is let go before the next step (`regather`).
-    regather: bool,
-    /// Codex's subagents by their parent, found once for every session.
-    codex_children: Option<std::collections::HashMap<Box<[u8]>, Vec<sessions::Sub>>>,
     /// For a `/usage/wait` read: the usage watch's sequence number when
     /// this evaluation began, and the directories of Claude Code's
     /// transcripts it is to watch (`usage_watch`).
@@ -100,10 +87,8 @@ impl UsageReport {
             what,
             qid,
             g: Gather::recent(),
-            harness: 0,
-            next_dir: 0,
-            found: Vec::new(),
-            ids: std::collections::HashSet::new(),
+            all: AllSessions::default(),
+            listed: false,
             session: 0,
             chats: None,
             book: Book::default(),
@@ -112,8 +97,6 @@ impl UsageReport {
             looked_to: 0,
             since_yield: 0,
             print: None,
-            codex_children: None,
-            regather: false,
             seq: 0,
             dirs: std::collections::BTreeSet::new(),
         }
@@ -140,19 +123,25 @@ impl UsageReport {
                 return step;
             }
             let batch = self.looks.take().expect("just driven");
-            let end = (self.session + LOOK_SLICE).min(self.found.len());
-            for (key, p) in self.found[self.session..end].iter().zip(&batch.probes) {
+            let end = (self.session + LOOK_SLICE).min(self.all.found.len());
+            for (key, p) in self.all.found[self.session..end].iter().zip(&batch.probes) {
                 cx.listings.saw(Root::Harness(key.harness), &key.transcript, p.found());
             }
             batch.release(&mut cx.ops);
             self.looked_to = end;
             return self.step(Event::Resume, cx);
         }
-        if std::mem::take(&mut self.regather) {
+        if self.all.take_regather() {
             std::mem::replace(&mut self.g, Gather::recent()).release(cx);
         }
-        let listed = self.harness >= HARNESSES.len();
-        if listed && self.chats.is_none() && self.session >= self.looked_to && self.session < self.found.len() {
+        // (Between sessions: never with an event a gathering waits for.)
+        let between = matches!(ev, Event::Start | Event::Resume);
+        if between
+            && self.listed
+            && self.chats.is_none()
+            && self.session >= self.looked_to
+            && self.session < self.all.found.len()
+        {
             return self.look_ahead(cx);
         }
         if self.chats.is_some() {
@@ -192,55 +181,18 @@ impl UsageReport {
     /// List the harnesses' sessions, a slice at a time; then derive each
     /// session's chats.
     fn derive(&mut self, cx: &mut Cx, facts: &Facts, needs: &mut Vec<Want>) -> Option<Step> {
-        let parents = cx.tree.session_table().parents();
-        while let Some(&h) = HARNESSES.get(self.harness) {
-            if cx.tree.harness_base(h).is_none() {
-                (self.harness, self.next_dir) = (self.harness + 1, 0);
-                continue;
-            }
-            let sessions::Slice { found, next } =
-                match sessions::candidates_from(h, self.next_dir, facts, &parents, needs)? {
-                    Ok(got) => got,
-                    Err(e) => return Some(fail(e)),
-                };
-            // A session listed twice (a rollout kept in `sessions/` and in
-            // `archived_sessions/`) is one session, as its directory under
-            // `/sessions` is one: counted once, from the first found.
-            for f in found {
-                if self.is_wait() && h == Harness::Claude {
-                    // Where its session's transcript grows, and new ones appear.
-                    self.dirs.insert(parent(&f.rel).into());
-                }
-                if self.ids.insert((h, f.id.clone().into_boxed_slice())) {
-                    let key =
-                        SessionKey { harness: h, id: f.id.into(), transcript: f.rel.into(), sub: None, agent: None };
-                    self.found.push(Rc::new(key));
-                }
-            }
-            if self.found.len() > cx.cfg.max_dir_entries * HARNESSES.len() {
-                return Some(fail(Error::DirTooLarge));
-            }
-            match next {
-                Some(n) => {
-                    self.next_dir = n;
+        if !self.listed {
+            match self.all.list(cx, facts, needs, |_| true)? {
+                Err(e) => return Some(fail(e)),
+                Ok(Listed::Slice) => return Some(Step::Yield),
+                Ok(Listed::All) => {
+                    // The first sessions are looked at together first.
+                    self.listed = true;
                     return Some(Step::Yield);
                 }
-                None => (self.harness, self.next_dir) = (self.harness + 1, 0),
             }
         }
-        if self.codex_children.is_none() && self.found.iter().any(|k| k.harness == Harness::Codex) {
-            // Every codex session's subagents at once: one listing of the
-            // rollouts, not one per session.
-            self.codex_children = Some(match sessions::codex_sessions(facts, &parents, needs)? {
-                Ok(all) => sessions::codex_children(all),
-                Err(e) => return Some(fail(e)),
-            });
-            // What the listings gathered (every rollout's head among it) is
-            // no session's: the sessions gather afresh.
-            self.regather = true;
-            return Some(Step::Yield);
-        }
-        let Some(key) = self.found.get(self.session).cloned() else {
+        let Some(key) = self.all.found.get(self.session).cloned() else {
             let book = std::mem::take(&mut self.book);
             // The home as it was when last settled: those reports hold.
             let print = book.fingerprint();
@@ -251,12 +203,9 @@ impl UsageReport {
             self.settling = Some(Box::new(book.settle(&cx.cfg.prices, &cx.cfg.zone, now())));
             return Some(self.settle(cx));
         };
-        let chats = match (key.harness, &mut self.codex_children) {
-            (Harness::Codex, Some(children)) => chats_of(&key, children.remove(&key.id).unwrap_or_default()),
-            _ => match usage_chats(&key, facts, &parents, needs)? {
-                Ok(chats) => chats,
-                Err(e) => return Some(fail(e)),
-            },
+        let chats = match self.all.chats(cx, &key, facts, needs)? {
+            Ok(chats) => chats,
+            Err(e) => return Some(fail(e)),
         };
         self.chats = Some((chats, 0));
         Some(self.next_chat(cx))
@@ -264,9 +213,9 @@ impl UsageReport {
 
     /// Look at the next `LOOK_SLICE` sessions' transcripts, together.
     fn look_ahead(&mut self, cx: &mut Cx) -> Step {
-        let end = (self.session + LOOK_SLICE).min(self.found.len());
+        let end = (self.session + LOOK_SLICE).min(self.all.found.len());
         let mut batch = Batch::default();
-        for k in &self.found[self.session..end] {
+        for k in &self.all.found[self.session..end] {
             let Some(b) = cx.tree.beneath(k.harness, k.transcript.to_vec()) else { continue };
             batch.push(Probe::new(Target::Beneath(b), Kind::Look, cx.cfg.allow_hard_links));
         }
@@ -308,7 +257,7 @@ impl UsageReport {
             Event::Refreshed(Err(e)) => return Some(Err(e)),
             _ => return None,
         };
-        let key = self.found[self.session].clone();
+        let key = self.all.found[self.session].clone();
         let chat = match &mut self.chats {
             Some((chats, next)) => {
                 *next += 1;
@@ -402,6 +351,11 @@ impl UsageReport {
     /// another (or none), else the read parks on the usage watch — at
     /// once again if it moved while this evaluation ran.
     fn answer_wait(&mut self, cx: &mut Cx, block: &BlockLine, (tag, reader, count): (u16, ReaderRef, u32)) -> Step {
+        // Each project's directory: where its sessions' transcripts grow and
+        // new ones appear.
+        let claude = self.all.found.iter().filter(|k| k.harness == Harness::Claude);
+        let projects: Vec<Box<[u8]>> = claude.map(|k| parent(&k.transcript).into()).collect();
+        self.dirs.extend(projects);
         let mut paths = vec![];
         for d in std::iter::once(&b"projects"[..]).chain(self.dirs.iter().map(|d| &d[..])) {
             paths.extend(cx.tree.beneath(Harness::Claude, d.to_vec()).map(WatchPath::dir));

@@ -192,6 +192,11 @@ impl Walk {
                 let h = cx.tree.sessions_harness(d).expect("checked");
                 return Next::Derive(Pending::Session(h, name));
             }
+            // Any name under /search that is not its `query` file is a
+            // query (`/search/<query>`).
+            Loc::Static(crate::tree::SEARCH) => {
+                cx.tree.static_child(crate::tree::SEARCH, &name).or_else(|| Some(Loc::Search(name.clone().into())))
+            }
             Loc::Static(d) => match cx.tree.active_harness(d) {
                 None => cx.tree.static_child(d, &name),
                 Some(h) => match parse_pid(&name).and_then(|pid| cx.agents.find(h, pid)) {
@@ -227,7 +232,7 @@ impl Walk {
             }
             Loc::Session { key, part: SPart::Agents } => return Next::Derive(Pending::SessionSub(key, name)),
             Loc::Session { key, part: SPart::Chat } => return self.next_message(cx, ChatOf::Session(key), &name),
-            Loc::Session { .. } => None,
+            Loc::Session { .. } | Loc::Search(_) => None,
         };
         found.map_or(Next::Missing, Next::To)
     }
@@ -357,7 +362,7 @@ fn unlooked_is_dir(cx: &Cx, loc: &Loc) -> bool {
         Loc::Static(i) => cx.tree.static_is_dir(*i),
         Loc::Agent { part, .. } => part.is_dir(),
         Loc::Session { part, .. } => part.is_dir(),
-        Loc::Mirror(_) => false,
+        Loc::Mirror(_) | Loc::Search(_) => false,
     }
 }
 

@@ -1,0 +1,117 @@
+//! The searches open now: one per fid of `/search/<query>` or
+//! `/search/query`, each with its query, where it stands in the home and
+//! the result lines it found that no read has taken yet.
+//!
+//! A search runs only inside a read of its fid (`jobs::search`): between
+//! reads nothing runs, so a client that stops reading stops its search,
+//! and a read flushed keeps what it found for the next read. A clunk (or a
+//! hang-up) lets go of it all.
+
+use std::rc::Rc;
+
+use slab::Slab;
+
+use crate::search::{Matcher, Query};
+use crate::sessions::SessionKey;
+
+use super::jobs::cx::ChatOf;
+
+/// A search's handle: its slot and generation (a slot is reused once its
+/// fid is clunked; a read still in flight must not touch another's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SearchRef {
+    pub key: u32,
+    pub gen: u32,
+}
+
+#[derive(Default)]
+pub(crate) struct Search {
+    gen: u32,
+    /// What it looks for; `None` on `/search/query` until a write.
+    pub query: Option<Rc<(Query, Matcher)>>,
+    /// Why the query written or named does not parse.
+    pub error: Option<String>,
+    /// Whole lines found and not yet read.
+    pub pending: Vec<u8>,
+    /// The sessions to search, newest first; `None` until listed.
+    pub sessions: Option<Rc<Vec<Rc<SessionKey>>>>,
+    /// The session being searched, its chats, the chat and the message.
+    pub session: usize,
+    pub chats: Option<Rc<Vec<ChatOf>>>,
+    pub chat: usize,
+    pub msg: usize,
+    /// The listing: codex's subagents by parent, taken as each codex
+    /// session is searched.
+    pub all: Option<Box<super::jobs::all_sessions::AllSessions>>,
+    /// The session's working directory (its own chat's), for `cwd:`.
+    pub cwd: Vec<u8>,
+    /// Results found.
+    pub found: usize,
+    /// Every session searched, or `max:` reached: its last line is pending
+    /// or read.
+    pub done: bool,
+    /// Where the last read's answer ended and what of its count it left
+    /// (a continuation, as `watch::Waits::read_arrived` tells them).
+    pub left: Option<(u64, u32)>,
+}
+
+impl Search {
+    /// Start over for `query` (a write on `/search/query`); a query that
+    /// did not parse leaves none, and the next read says why.
+    pub(crate) fn begin(&mut self, query: Result<Query, String>) {
+        let gen = self.gen;
+        *self = match query {
+            Ok(q) => {
+                let matcher = Matcher::new(&q);
+                Search { gen, query: Some(Rc::new((q, matcher))), ..Search::default() }
+            }
+            Err(why) => Search { gen, error: Some(why), ..Search::default() },
+        };
+    }
+
+    /// The search has moved past its current session.
+    pub(crate) fn next_session(&mut self) {
+        self.session += 1;
+        (self.chats, self.chat, self.msg) = (None, 0, 0);
+        self.cwd.clear();
+    }
+
+    /// The search has moved past its current chat.
+    pub(crate) fn next_chat(&mut self) {
+        self.chat += 1;
+        self.msg = 0;
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Searches {
+    slab: Slab<Search>,
+    next_gen: u32,
+}
+
+impl Searches {
+    pub(crate) fn add(&mut self, query: Option<Result<Query, String>>) -> SearchRef {
+        self.next_gen = self.next_gen.wrapping_add(1);
+        let mut s = Search { gen: self.next_gen, ..Search::default() };
+        if let Some(q) = query {
+            s.begin(q);
+        }
+        let key = self.slab.insert(s);
+        SearchRef { key: u32::try_from(key).expect("searches are bounded by the fid caps"), gen: self.next_gen }
+    }
+
+    pub(crate) fn get_mut(&mut self, r: SearchRef) -> Option<&mut Search> {
+        self.slab.get_mut(r.key as usize).filter(|s| s.gen == r.gen)
+    }
+
+    pub(crate) fn remove(&mut self, r: SearchRef) {
+        if self.get_mut(r).is_some() {
+            self.slab.remove(r.key as usize);
+        }
+    }
+
+    /// Searches open now.
+    pub(crate) fn len(&self) -> usize {
+        self.slab.len()
+    }
+}

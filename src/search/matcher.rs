@@ -69,6 +69,32 @@ impl Matcher {
         })
     }
 
+    /// The terms a whole transcript must hold as they are (or, for a term
+    /// a writer may escape, with a `\u` somewhere) for any message of it to
+    /// match, as bits: a term that cannot be looked for raw is not among
+    /// them. None: the file's bytes can rule nothing out.
+    pub fn needed(&self) -> u32 {
+        self.terms.iter().enumerate().filter(|(_, (_, p))| *p != Plain::No).fold(0, |m, (i, _)| m | 1 << i)
+    }
+
+    /// Clear from `need` the terms `bytes` (a stretch of a transcript)
+    /// holds as they are, or could hold escaped.
+    pub fn seen_in(&self, bytes: &[u8], need: &mut u32, scratch: &mut Vec<u8>) {
+        let escapes = memmem::find(bytes, b"\\u").is_some();
+        let hay = if self.fold { folded(bytes, scratch) } else { bytes };
+        for (i, (finder, plain)) in self.terms.iter().enumerate() {
+            if *need & 1 << i != 0 && ((*plain == Plain::OrEscaped && escapes) || finder.find(hay).is_some()) {
+                *need &= !(1 << i);
+            }
+        }
+    }
+
+    /// The longest term's length: how far a transcript's stretches looked
+    /// at one after another overlap, so no term is cut in two.
+    pub fn longest(&self) -> usize {
+        self.terms.iter().map(|(f, _)| f.needle().len()).max().unwrap_or(0)
+    }
+
     /// Where the first term is in rendered `text`, if every term is in it.
     pub fn find(&self, text: &[u8], scratch: &mut Vec<u8>) -> Option<usize> {
         let hay = if self.fold { folded(text, scratch) } else { text };
@@ -148,6 +174,21 @@ mod tests {
         assert!(!could(&e, &["cafe"]));
         let lt = m("a<b");
         assert!(could(&lt, &["a\\u003cb"]), "Go escapes <");
+    }
+
+    #[test]
+    fn a_file_is_ruled_out_only_by_a_term_it_cannot_hold() {
+        let x = m("cargo \"say \\\"hi\"  café");
+        assert_eq!(x.needed(), 0b101, "the quoted term can't be looked for raw");
+        let mut need = x.needed();
+        x.seen_in(b"run cargo", &mut need, &mut Vec::new());
+        assert_eq!(need, 0b100);
+        x.seen_in(b"caf\\u00e9", &mut need, &mut Vec::new());
+        assert_eq!(need, 0, "an escape could be it");
+        let f = m("-i CARGO");
+        let mut need = f.needed();
+        f.seen_in(b"Cargo", &mut need, &mut Vec::new());
+        assert_eq!(need, 0);
     }
 
     #[test]

@@ -254,6 +254,37 @@ chat() {
     if [ -n "$bad" ]; then fail "$t/chat" "${bad#; }"; else pass "$t/chat" "$(wc -l < /tmp/chat.names) messages, each as it must read"; fi
 }
 
+# search: a word of the fixture's chat, found through /search/<word> and
+# through the write-then-read form of /search/query: at least one result,
+# each result's path a message that holds the word, both forms the same.
+search() {
+    t=$1 m=$2 bad=""
+    term=$(cat "$LIGHT"/chat/* | tr -cs 'A-Za-z' '\n' | awk 'length >= 6' | head -n 1)
+    if ! cat "$m/search/$term" > /tmp/search.out 2> /tmp/search.err < /dev/null; then
+        fail "$t/search" "cat /search/$term: $(head -c 200 /tmp/search.err)"
+        return
+    fi
+    n=$(wc -l < /tmp/search.out)
+    [ "$n" -gt 0 ] || bad="$bad; no result for $term"
+    while IFS="$TAB" read -r path ctx; do
+        grep -qF "$term" "$m$path" 2> /dev/null < /dev/null || bad="$bad; $path does not hold $term"
+        case "$ctx" in *"$term"*) ;; *) bad="$bad; $path: the context $ctx lacks $term" ;; esac
+    done < /tmp/search.out
+    if exec 3<> "$m/search/query"; then
+        printf '%s' "$term" >&3 && cat <&3 > /tmp/search2.out 2> /tmp/search2.err
+        exec 3<&-
+        cmp -s /tmp/search.out /tmp/search2.out ||
+            bad="$bad; the write form read $(wc -l < /tmp/search2.out) lines ($(head -c 100 /tmp/search2.err)), not $n"
+    else
+        bad="$bad; /search/query does not open for reading and writing"
+    fi
+    if [ -n "$bad" ]; then
+        fail "$t/search" "${bad#; }"
+    else
+        pass "$t/search" "$n messages hold $term, by /search/$term and by a query written to /search/query"
+    fi
+}
+
 # parallel: 16 readers at once, of mirror files and chat messages.
 parallel() {
     t=$1 m=$2 i=0 pids="" bad=""
@@ -547,6 +578,7 @@ light_round() {
     stats "$v" /mnt/light
     owners "$v" /mnt/light
     chat "$v" /mnt/light
+    search "$v" /mnt/light
     refusals "$v" /mnt/light
     statfs "$v" /mnt/light
     if [ "$v" = 9p2000.L ]; then

@@ -46,6 +46,30 @@ const LOOK_SLICE: usize = 256;
 /// The op number of a window's populate (nothing else is in flight then).
 const OP_WINDOW: u32 = u32::MAX - 1;
 
+/// A transcript looked at raw (`Matcher::seen_in`): its open, then its
+/// bytes a window at a time, until every term it must hold is seen (its
+/// index is asked for) or its end is (nothing in it can match: no index).
+struct Pre {
+    here: (usize, usize),
+    batch: Option<Batch>,
+    fd: Option<std::os::fd::OwnedFd>,
+    size: u64,
+    at: u64,
+    need: u32,
+}
+
+impl Pre {
+    /// Its fd is closed through the ring, its open let go of.
+    fn release(self, cx: &mut Cx) {
+        if let Some(batch) = self.batch {
+            batch.release(&mut cx.ops);
+        }
+        if let Some(fd) = self.fd {
+            cx.ops.close(fd);
+        }
+    }
+}
+
 pub(crate) struct SearchRead {
     tag: u16,
     search: SearchRef,
@@ -60,6 +84,10 @@ pub(crate) struct SearchRead {
     mtimes: Vec<i128>,
     /// Every session is listed (the looks at them follow).
     listed: bool,
+    /// The raw look at a chat's transcript before its index is asked for,
+    /// and the chat (session, chat) whose transcript passed it.
+    pre: Option<Pre>,
+    passed: Option<(usize, usize)>,
     /// The chat being searched, and its window.
     entry: Option<ChatRef>,
     window: Option<Mapped>,
@@ -82,6 +110,8 @@ impl SearchRead {
             looks: None,
             mtimes: Vec::new(),
             listed: false,
+            pre: None,
+            passed: None,
             entry: None,
             window: None,
             populating: false,
@@ -121,11 +151,20 @@ impl SearchRead {
             if c.result < 0 {
                 log::debug!("search: populating a window: {}", std::io::Error::from_raw_os_error(-c.result));
             }
+            if self.pre.is_some() {
+                return self.pre_window(cx, c.map);
+            }
             self.window = c.map;
             if self.window.is_none() {
                 return self.chat_failed(cx, Error::Io);
             }
             return self.scan(cx);
+        }
+        if let Some(Pre { batch: Some(batch), .. }) = &mut self.pre {
+            if let Err(step) = drive(batch, &mut cx.ops, ev) {
+                return step;
+            }
+            return self.pre_opened(cx);
         }
         if let Event::Refreshed(r) = ev {
             return match r {
@@ -152,6 +191,9 @@ impl SearchRead {
     pub(crate) fn release(self, cx: &mut Cx) {
         if let Some((batch, _)) = self.looks {
             batch.release(&mut cx.ops);
+        }
+        if let Some(pre) = self.pre {
+            pre.release(cx);
         }
         self.g.release(cx);
     }
@@ -282,11 +324,117 @@ impl SearchRead {
             (self.entry, self.window) = (None, None);
             return Step::Yield;
         };
+        let here = (s.session, s.chat);
+        if self.pre.is_some() {
+            return self.pre_next(cx);
+        }
+        if self.passed != Some(here) {
+            return self.prefilter(cx, &of, here);
+        }
         let Some(r) = self.entry.filter(|r| cx.chats.get(*r).is_some()) else {
             self.window = None;
             return Step::WaitChat { of, need: Need::Recent };
         };
         self.slice(cx, &key, &of, r)
+    }
+
+    /// Look at chat `of`'s transcript raw before asking for its index: a
+    /// file that lacks a term every match must hold as it is costs a read
+    /// of its bytes, not an index (a compressed one, or a query with no
+    /// such term, is indexed at once).
+    fn prefilter(&mut self, cx: &mut Cx, of: &ChatOf, here: (usize, usize)) -> Step {
+        let need = cx.searches.get_mut(self.search).and_then(|s| s.query.clone()).map_or(0, |q| q.1.needed());
+        let backing = match of {
+            ChatOf::Session(k) if need != 0 && !crate::zst::is_compressed(k.own_rel()) => {
+                cx.tree.beneath(k.harness, k.own_rel().to_vec())
+            }
+            _ => None,
+        };
+        let Some(b) = backing else {
+            self.passed = Some(here);
+            return self.scan(cx);
+        };
+        let mut batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Read, cx.cfg.allow_hard_links));
+        if let Err(step) = drive(&mut batch, &mut cx.ops, Event::Resume) {
+            self.pre = Some(Pre { here, batch: Some(batch), fd: None, size: 0, at: 0, need });
+            return step;
+        }
+        self.pre = Some(Pre { here, batch: Some(batch), fd: None, size: 0, at: 0, need });
+        self.pre_opened(cx)
+    }
+
+    /// The transcript is open (or is not there: the chat is passed over;
+    /// or could not be opened: its index says why).
+    fn pre_opened(&mut self, cx: &mut Cx) -> Step {
+        let Some(pre) = &mut self.pre else { return Step::Wait };
+        let (found, fd) = pre.batch.take().expect("driven").into_one(&mut cx.ops);
+        match (found, fd) {
+            (Ok(meta), Some(fd)) => {
+                (pre.fd, pre.size) = (Some(fd), meta.size);
+                self.pre_next(cx)
+            }
+            (Err(libc::ENOENT), _) => {
+                self.pre.take().expect("looked at").release(cx);
+                let Some(s) = cx.searches.get_mut(self.search) else { return fail(Error::FidNotOpen) };
+                s.next_chat();
+                Step::Yield
+            }
+            _ => self.pre_done(cx, true),
+        }
+    }
+
+    /// Map the transcript's next window, or finish the raw look.
+    fn pre_next(&mut self, cx: &mut Cx) -> Step {
+        let Some(pre) = &mut self.pre else { return Step::Wait };
+        if pre.need == 0 || pre.at >= pre.size {
+            let passed = pre.need == 0;
+            return self.pre_done(cx, passed);
+        }
+        let len = (pre.size - pre.at).min(SEARCH_MAP_BYTES as u64) as usize;
+        let Some(fd) = pre.fd.as_ref() else { return self.pre_done(cx, true) };
+        if !cx.admit_read(len) {
+            return Step::Yield;
+        }
+        use std::os::fd::AsRawFd;
+        match Mapped::new(fd.as_raw_fd(), pre.at, len) {
+            Ok(map) => {
+                cx.ops.submit(OP_WINDOW, Sub::Populate { map });
+                self.populating = true;
+                Step::Wait
+            }
+            Err(_) => self.pre_done(cx, true),
+        }
+    }
+
+    /// A window of the raw look is in: the terms it holds are seen.
+    fn pre_window(&mut self, cx: &mut Cx, map: Option<Mapped>) -> Step {
+        let Some(q) = cx.searches.get_mut(self.search).and_then(|s| s.query.clone()) else {
+            return fail(Error::FidNotOpen);
+        };
+        let (Some(pre), Some(map)) = (&mut self.pre, map) else { return self.pre_done(cx, true) };
+        let scratch = &mut self.scratch;
+        if map.read(|b| q.1.seen_in(b, &mut pre.need, scratch)).is_err() {
+            // Cut short under the look: its index sorts it out.
+            return self.pre_done(cx, true);
+        }
+        let end = pre.at + map.len() as u64;
+        let overlap = q.1.longest().saturating_sub(1) as u64;
+        pre.at = if end >= pre.size { pre.size } else { end - overlap.min(map.len() as u64 - 1) };
+        Step::Yield
+    }
+
+    /// The raw look is over: the chat's index is asked for (`passed`), or
+    /// the chat is passed over.
+    fn pre_done(&mut self, cx: &mut Cx, passed: bool) -> Step {
+        let Some(pre) = self.pre.take() else { return Step::Wait };
+        let here = pre.here;
+        pre.release(cx);
+        if passed {
+            self.passed = Some(here);
+        } else if let Some(s) = cx.searches.get_mut(self.search) {
+            s.next_chat();
+        }
+        Step::Yield
     }
 
     /// The chats of session `key`, derived as its `usage` derives them.

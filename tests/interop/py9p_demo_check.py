@@ -113,11 +113,35 @@ def check_dialect(sock, version, home, mounts, expected):
             mismatched.append(p)
     check(not mismatched, f"stat agrees with the listing and the bytes read for every entry (mismatched: {mismatched})")
 
+    check_search(c)
+
     if version == py9p.Version.v9P2000u:
         st = c.stat(TRANSCRIPT)[0]
         uid = os.stat(disk_path(home, mounts, TRANSCRIPT)).st_uid
         check(st.uidnum == uid, f"9P2000.u stat of a mirrored file carries its numeric uid {uid} (got {st.uidnum})")
     c._fullclose()
+
+
+def check_search(c):
+    """/search through py9p: a query named by a path element, and the same
+    query written to /search/query and read on the same fid; each result
+    a message path that holds the term."""
+    by_name = read_path(c, "/search/-i python")
+    lines = by_name.decode().splitlines()
+    check(lines and all("\t" in l and l.startswith("/sessions/") for l in lines),
+          f"/search/-i python lists {len(lines)} messages, each a path and its context")
+    lacking = [l for l in lines if b"python" not in read_path(c, l.split("\t")[0]).lower()]
+    check(not lacking, f"every result is a message that holds the term (lacking: {lacking})")
+    c.open("/search/query", py9p.ORDWR)
+    c.write(b"-i python")
+    written = b""
+    while True:
+        chunk = c.read(c.msize)
+        if not chunk:
+            break
+        written += chunk
+    c.close()
+    check(written == by_name, f"the query written to /search/query reads the same {len(written)} bytes")
 
 
 def main():

@@ -26,6 +26,7 @@ pub mod proto;
 pub mod reports;
 pub(crate) mod ring;
 pub mod search;
+pub mod stdio;
 pub mod server;
 pub(crate) mod sessions;
 pub(crate) mod sys;

@@ -24,10 +24,17 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
        9agents stat [-a ADDR] PATH
        9agents write [-a ADDR] PATH        (data from stdin)
        9agents usage [-a ADDR] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [REPORT]
+       9agents search [-a ADDR] WORD...
+       9agents --stdio [--name NAME] [daemon flags]
 
 Serves every AI coding agent on this machine as a read-only 9P2000 tree,
 posted at $XDG_RUNTIME_DIR/9p/NAME (default NAME: agents). ADDR is
-unix!/path, tcp!host!port, or a posted name.
+unix!/path, tcp!host!port, ssh!host, or a posted name.
+
+With --stdio it serves one 9P session on standard input and output (what
+ssh gives `ssh host 9agents --stdio`, which ssh!host runs): relayed to the
+daemon posted as NAME when there is one, else served by a daemon of its
+own, started with the other flags and stopped when the input ends.
 
 Started by systemd with sockets passed (LISTEN_PID is this process and
 LISTEN_FDS is 1 or more: contrib/systemd/9agents.socket), it accepts on those
@@ -43,6 +50,7 @@ sockets are not listened on (systemd's Accept=yes: ExecStart=9agents --fd 3).
                    address: nothing on the wire is authenticated, so anyone who
                    reaches it reads the tree (prefer ssh -L: README)
   --fd N           serve one 9P session on the connected stream fd N, then exit
+  --stdio          one 9P session on stdin and stdout (above), then exit
   --no-post        do not post under $XDG_RUNTIME_DIR/9p
   --name NAME      the posted name (default agents)
   --root NAME=PATH pin a harness root (claude codex omp hermes dsh pi)
@@ -152,6 +160,10 @@ fn main() -> ExitCode {
             let code = nineagents::client::run(std::mem::take(&mut args));
             return ExitCode::from(code.clamp(0, 255) as u8);
         }
+    }
+    if args.iter().any(|a| a == "--stdio") {
+        let code = nineagents::stdio::run(std::mem::take(&mut args));
+        return ExitCode::from(code.clamp(0, 255) as u8);
     }
     // First, while this is the only thread: it unsets the variables.
     let offer = match activation::take_offer() {

@@ -281,6 +281,18 @@ fn the_shipped_units_pass_systemd_analyze_verify_without_a_word() {
 }
 
 #[test]
+fn the_forward_template_passes_systemd_analyze_verify_as_an_instance() {
+    if !systemd_tool("systemd-analyze") || !Path::new("/usr/bin/ssh").exists() {
+        return;
+    }
+    let s = Scratch::new();
+    let unit = s.root.join("9agents-forward@example.org.service");
+    fs::copy(Path::new(UNITS).join("9agents-forward@.service"), &unit).unwrap();
+    let (ok, said) = verify(&s, &s.home, &[unit]);
+    assert!(ok && said.trim().is_empty(), "systemd-analyze verify (ok {ok}) said:\n{said}");
+}
+
+#[test]
 fn systemd_analyze_verify_notices_a_service_with_no_binary_to_run() {
     // The check above can fail: without the binary at %h/.cargo/bin, verify
     // refuses the service.

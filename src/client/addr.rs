@@ -28,7 +28,13 @@ pub enum Addr {
         host: String,
         port: u16,
     },
+    /// A host reached through ssh: `ssh HOST 9agents --stdio`.
+    Ssh(String),
 }
+
+/// The remote command an `ssh!` address runs, unless `$NINEAGENTS_REMOTE`
+/// names another (a binary off the remote `PATH`).
+const REMOTE_DEFAULT: &str = "9agents";
 
 impl Addr {
     /// Parse a dial string. Errors are `InvalidInput` and say which form
@@ -54,7 +60,12 @@ impl Addr {
                 }
                 Ok(Addr::Tcp { host: host.to_owned(), port })
             }
-            _ => bad("expected unix!PATH, tcp!HOST!PORT or a posted name"),
+            // (A host that begins with `-` would be one of ssh's options.)
+            "ssh" if rest.is_empty() || rest.starts_with('-') || rest.contains(char::is_whitespace) => {
+                bad("ssh! needs a host, as ssh takes it")
+            }
+            "ssh" => Ok(Addr::Ssh(rest.to_owned())),
+            _ => bad("expected unix!PATH, tcp!HOST!PORT, ssh!HOST or a posted name"),
         }
     }
 
@@ -74,6 +85,7 @@ impl Addr {
                 stream.set_nodelay(true)?;
                 Ok(Conn::Tcp(stream))
             }
+            Addr::Ssh(host) => ssh(host).map(Conn::Unix).map_err(context),
         }
     }
 }
@@ -84,8 +96,27 @@ impl fmt::Display for Addr {
             Addr::Posted(name) => f.write_str(name),
             Addr::Unix(path) => write!(f, "unix!{}", path.display()),
             Addr::Tcp { host, port } => write!(f, "tcp!{host}!{port}"),
+            Addr::Ssh(host) => write!(f, "ssh!{host}"),
         }
     }
+}
+
+/// `ssh -T HOST 9agents --stdio`, its standard input and output one end of
+/// a socket pair: the other end, which the client speaks 9P on. ssh's own
+/// complaints (a host it cannot reach, a key refused) go to our standard
+/// error; when the socket is closed, ssh's input ends and so does the
+/// remote session. ssh itself is left to exit then (not waited for: the
+/// client exits soon after).
+fn ssh(host: &str) -> io::Result<UnixStream> {
+    let (ours, theirs) = UnixStream::pair()?;
+    let remote = std::env::var("NINEAGENTS_REMOTE").unwrap_or_else(|_| REMOTE_DEFAULT.to_owned());
+    let out = std::os::fd::OwnedFd::from(theirs.try_clone()?);
+    std::process::Command::new("ssh")
+        .args(["-T", "-o", "BatchMode=yes", "--", host, &remote, "--stdio"])
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(std::process::Stdio::from(out))
+        .spawn()?;
+    Ok(ours)
 }
 
 fn parse_port(port: &str) -> Option<u16> {
@@ -124,6 +155,16 @@ mod tests {
         assert_eq!(Addr::parse("tcp!localhost").unwrap(), want);
         assert_eq!(Addr::parse("tcp!localhost!9fs").unwrap(), want);
         assert_eq!(Addr::parse("net!localhost!564").unwrap(), want);
+    }
+
+    #[test]
+    fn ssh_bang_is_a_host_as_ssh_takes_it_never_one_of_its_options() {
+        assert_eq!(Addr::parse("ssh!dev-box").unwrap(), Addr::Ssh("dev-box".into()));
+        assert_eq!(Addr::parse("ssh!me@10.0.0.2").unwrap(), Addr::Ssh("me@10.0.0.2".into()));
+        for bad in ["ssh!", "ssh!-oProxyCommand=sh", "ssh!a b"] {
+            assert_eq!(Addr::parse(bad).unwrap_err().kind(), io::ErrorKind::InvalidInput, "{bad:?}");
+        }
+        assert_eq!(Addr::parse("ssh!dev-box").unwrap().to_string(), "ssh!dev-box");
     }
 
     #[test]

@@ -37,7 +37,8 @@ usage: 9agents ls [-l] [-a ADDR] PATH
        9agents usage [-a ADDR] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [REPORT]
                      REPORT: daily (default), weekly, monthly, sessions, projects, block, prices
        9agents search [-a ADDR] WORD...    (9agents search --help: the query syntax)
-ADDR: unix!/path/to/socket, tcp!host!port, or a posted name (default agents)";
+ADDR: unix!/path/to/socket, tcp!host!port, ssh!host (runs ssh host 9agents --stdio),
+      or a posted name (default agents)";
 
 /// The name the daemon posts itself under unless told `--name`.
 const DEFAULT_ADDR: &str = "agents";

@@ -1,0 +1,187 @@
+//! `ssh!HOST` and `9agents --stdio` (issue 24) through a real sshd:
+//! Debian's openssh-server, started here on a loopback port with its own
+//! host key, its own authorized key and a scratch config, whose sessions
+//! see the scratch home and runtime directory (`SetEnv`), never the real
+//! ones. The client finds `ssh` first on a `PATH` whose `ssh` adds the
+//! scratch client config (`-F`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+
+/// A running sshd of the test's own, and the client config that reaches
+/// it as host `remote1`.
+struct Sshd {
+    child: Child,
+    /// The directory holding the `ssh` wrapper the client finds first.
+    bin: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The sshd and ssh-keygen this machine has, or `None` (the test says it
+/// skipped; on CI, where `.ci/run` installs them, it fails instead).
+fn tools() -> Option<()> {
+    let have = Path::new("/usr/sbin/sshd").exists() && which("ssh-keygen") && which("ssh");
+    // sshd's privilege separation wants its empty directory, root's.
+    let privsep = Path::new("/run/sshd").is_dir()
+        || (rustix::process::geteuid().is_root() && std::fs::create_dir_all("/run/sshd").is_ok());
+    if have && privsep {
+        return Some(());
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI has no sshd (apt install openssh-server) or no /run/sshd");
+    eprintln!("ssh: skipped: no sshd, ssh-keygen or /run/sshd here (apt install openssh-server, as root)");
+    None
+}
+
+fn which(tool: &str) -> bool {
+    Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success())
+}
+
+impl Sshd {
+    fn start(s: &Arc<Scratch>) -> Sshd {
+        let dir = s.root.join("ssh");
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for key in ["host_key", "user_key"] {
+            let st = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(dir.join(key))
+                .status()
+                .unwrap();
+            assert!(st.success(), "ssh-keygen");
+        }
+        std::fs::copy(dir.join("user_key.pub"), dir.join("authorized_keys")).unwrap();
+        let port = free_tcp_port();
+        let bin_dir = Path::new(BIN).parent().unwrap();
+        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+        let d = dir.display();
+        let sshd_config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
+             PidFile none\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nStrictModes no\n\
+             PermitRootLogin yes\nSetEnv HOME={} XDG_RUNTIME_DIR={} PATH={}:/usr/bin:/bin\n",
+            s.home.display(),
+            s.runtime.display(),
+            bin_dir.display()
+        );
+        std::fs::write(dir.join("sshd_config"), sshd_config).unwrap();
+        let ssh_config = format!(
+            "Host remote1 remote2\n  HostName 127.0.0.1\n  Port {port}\n  User {}\n  IdentityFile {d}/user_key\n  \
+             IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n\
+             Host nowhere\n  HostName 127.0.0.1\n  Port {}\n  ConnectTimeout 5\n  LogLevel ERROR\n",
+            user.trim(),
+            free_tcp_port()
+        );
+        std::fs::write(dir.join("ssh_config"), ssh_config).unwrap();
+        let wrapper = format!("#!/bin/sh\nexec /usr/bin/ssh -F {d}/ssh_config \"$@\"\n");
+        std::fs::write(bin.join("ssh"), wrapper).unwrap();
+        std::fs::set_permissions(bin.join("ssh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let up = poll(START_DEADLINE, || std::net::TcpStream::connect(("127.0.0.1", port)).ok());
+        assert!(up.is_some(), "sshd never listened: {}", std::fs::read_to_string(dir.join("sshd.log")).unwrap());
+        Sshd { child, bin, dir }
+    }
+
+    /// `9agents ARGS` on this machine, its `ssh` the wrapper.
+    fn client(&self, s: &Arc<Scratch>, args: &[&str]) -> Output {
+        let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+        let out = s.command().env("PATH", path).args(args).stdin(Stdio::null()).output().unwrap();
+        if !out.status.success() {
+            eprintln!("sshd log:\n{}", std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default());
+        }
+        out
+    }
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn a_remote_host_is_read_over_ssh_through_its_posted_daemon_byte_for_byte() {
+    if tools().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    let d = Daemon::posted(&s, &["--demo"]);
+    let sshd = Sshd::start(&s);
+    let out = sshd.client(&s, &["ls", "-a", "ssh!remote1", "/active/claude"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text(&out).lines().collect::<Vec<_>>(), ["48213", "48377"], "{out:?}");
+    // A chat message over ssh is the one a local client reads.
+    let local = format!("unix!{}", s.post_path("agents").display());
+    let listed = d.client(&["ls", "-a", &local, "/active/claude/48213/chat"]);
+    let first = text(&listed).lines().next().unwrap().to_string();
+    let path = format!("/active/claude/48213/chat/{first}");
+    let there = sshd.client(&s, &["cat", "-a", "ssh!remote1", &path]);
+    let here = d.client(&["cat", "-a", &local, &path]);
+    assert!(there.status.success() && !there.stdout.is_empty(), "{there:?}");
+    assert_eq!(there.stdout, here.stdout, "byte for byte");
+    // The remote reader shared the posted daemon: its session went through
+    // it, and no daemon of its own was left behind.
+    let stray = poll(Duration::from_secs(10), || {
+        let left: Vec<_> = std::fs::read_dir(&s.runtime)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("9agents-stdio-"))
+            .collect();
+        left.is_empty().then_some(())
+    });
+    assert!(stray.is_some(), "a --stdio directory was left in the runtime directory");
+}
+
+#[test]
+fn with_no_daemon_posted_the_remote_session_has_one_of_its_own_that_goes_with_it() {
+    if tools().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    s.home_file(".claude/projects/-w/aaaaaaaa-0000-4000-8000-000000000001.jsonl", b"{\"type\":\"user\"}\n");
+    let sshd = Sshd::start(&s);
+    let out = sshd.client(&s, &["ls", "-a", "ssh!remote1", "/sessions/claude"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(text(&out).trim(), "aaaaaaaa-0000-4000-8000-000000000001");
+    let gone = poll(Duration::from_secs(10), || {
+        let left = std::fs::read_dir(&s.runtime)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with("9agents-stdio-"));
+        (!left).then_some(())
+    });
+    assert!(gone.is_some(), "its own daemon's directory outlived the session");
+}
+
+#[test]
+fn a_host_ssh_cannot_reach_is_an_error_saying_so() {
+    if tools().is_none() {
+        return;
+    }
+    let s = Scratch::new();
+    let sshd = Sshd::start(&s);
+    let out = sshd.client(&s, &["ls", "-a", "ssh!nowhere", "/"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ssh!nowhere") || err.contains("Connection refused"), "{err}");
+    let bad = sshd.client(&s, &["ls", "-a", "ssh!-oProxyCommand=x", "/"]);
+    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ssh! needs a host"), "{bad:?}");
+}

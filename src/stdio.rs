@@ -100,10 +100,8 @@ impl Own {
 impl Drop for Own {
     fn drop(&mut self) {
         // SIGTERM: the daemon stops, unlinking its socket.
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_child(&self.child),
-            rustix::process::Signal::TERM,
-        );
+        let _ =
+            rustix::process::kill_process(rustix::process::Pid::from_child(&self.child), rustix::process::Signal::TERM);
         let _ = self.child.wait();
         let _ = remove(&self.dir);
     }

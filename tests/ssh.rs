@@ -14,13 +14,15 @@ use std::time::Duration;
 
 use common::*;
 
-/// A running sshd of the test's own, and the client config that reaches
-/// it as host `remote1`.
+/// A running sshd of the test's own, whose sessions see `s`'s home, and
+/// the client config that reaches it as host `name`.
 struct Sshd {
     child: Child,
     /// The directory holding the `ssh` wrapper the client finds first.
     bin: PathBuf,
     dir: PathBuf,
+    /// Its `Host` block of the client's config.
+    host: String,
 }
 
 impl Drop for Sshd {
@@ -51,6 +53,14 @@ fn which(tool: &str) -> bool {
 
 impl Sshd {
     fn start(s: &Arc<Scratch>) -> Sshd {
+        let sshd = Sshd::start_as(s, "remote1");
+        sshd.client_config(&[&sshd]);
+        sshd
+    }
+
+    /// An sshd reached as `name`; its client config written by
+    /// `client_config`.
+    fn start_as(s: &Arc<Scratch>, name: &str) -> Sshd {
         let dir = s.root.join("ssh");
         let bin = dir.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
@@ -76,17 +86,11 @@ impl Sshd {
             bin_dir.display()
         );
         std::fs::write(dir.join("sshd_config"), sshd_config).unwrap();
-        let ssh_config = format!(
-            "Host remote1 remote2\n  HostName 127.0.0.1\n  Port {port}\n  User {}\n  IdentityFile {d}/user_key\n  \
-             IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n\
-             Host nowhere\n  HostName 127.0.0.1\n  Port {}\n  ConnectTimeout 5\n  LogLevel ERROR\n",
-            user.trim(),
-            free_tcp_port()
+        let host = format!(
+            "Host {name}\n  HostName 127.0.0.1\n  Port {port}\n  User {}\n  IdentityFile {d}/user_key\n  \
+             IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+            user.trim()
         );
-        std::fs::write(dir.join("ssh_config"), ssh_config).unwrap();
-        let wrapper = format!("#!/bin/sh\nexec /usr/bin/ssh -F {d}/ssh_config \"$@\"\n");
-        std::fs::write(bin.join("ssh"), wrapper).unwrap();
-        std::fs::set_permissions(bin.join("ssh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
         let child = Command::new("/usr/sbin/sshd")
             .args(["-D", "-e", "-f"])
@@ -98,7 +102,22 @@ impl Sshd {
             .unwrap();
         let up = poll(START_DEADLINE, || std::net::TcpStream::connect(("127.0.0.1", port)).ok());
         assert!(up.is_some(), "sshd never listened: {}", std::fs::read_to_string(dir.join("sshd.log")).unwrap());
-        Sshd { child, bin, dir }
+        Sshd { child, bin, dir, host }
+    }
+
+    /// The client's config (every sshd of `all`, and a host nobody listens
+    /// for: `nowhere`) and the `ssh` that reads it, in this one's `bin`.
+    fn client_config(&self, all: &[&Sshd]) {
+        let d = self.dir.display();
+        let mut cfg: String = all.iter().map(|s| s.host.as_str()).collect();
+        cfg.push_str(&format!(
+            "Host nowhere\n  HostName 127.0.0.1\n  Port {}\n  ConnectTimeout 5\n  LogLevel ERROR\n",
+            free_tcp_port()
+        ));
+        std::fs::write(self.dir.join("ssh_config"), cfg).unwrap();
+        let wrapper = format!("#!/bin/sh\nexec /usr/bin/ssh -F {d}/ssh_config \"$@\"\n");
+        std::fs::write(self.bin.join("ssh"), wrapper).unwrap();
+        std::fs::set_permissions(self.bin.join("ssh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     }
 
     /// `9agents ARGS` on this machine, its `ssh` the wrapper.
@@ -184,4 +203,87 @@ fn a_host_ssh_cannot_reach_is_an_error_saying_so() {
     let bad = sshd.client(&s, &["ls", "-a", "ssh!-oProxyCommand=x", "/"]);
     assert_eq!(bad.status.code(), Some(1), "{bad:?}");
     assert!(String::from_utf8_lossy(&bad.stderr).contains("ssh! needs a host"), "{bad:?}");
+}
+
+/// A "host": its scratch home, its daemon posted there, its sshd.
+type Host = (Arc<Scratch>, Daemon, Sshd);
+
+/// Two "hosts": two scratch homes, each with its daemon posted and an sshd
+/// whose sessions see it, reached as `remote1` and `remote2`.
+fn two_hosts() -> Option<(Host, Host)> {
+    tools()?;
+    let (a, b) = (Scratch::new(), Scratch::new());
+    let (da, db) = (Daemon::posted(&a, &["--demo"]), Daemon::posted(&b, &["--demo"]));
+    let (sa, sb) = (Sshd::start_as(&a, "remote1"), Sshd::start_as(&b, "remote2"));
+    sa.client_config(&[&sa, &sb]);
+    Some(((a, da, sa), (b, db, sb)))
+}
+
+#[test]
+fn several_hosts_in_one_command_each_line_tagged_with_its_host_one_unreachable_said_apart() {
+    let Some(((a, _da, sa), _remote2)) = two_hosts() else { return };
+    let out = sa.client(&a, &["ls", "-a", "ssh!remote1", "-a", "ssh!remote2", "-a", "ssh!nowhere", "/active/claude"]);
+    assert_eq!(out.status.code(), Some(1), "one host failed: {out:?}");
+    let mut lines: Vec<String> = text(&out).lines().map(str::to_owned).collect();
+    lines.sort();
+    assert_eq!(lines, ["remote1\t48213", "remote1\t48377", "remote2\t48213", "remote2\t48377"], "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("9agents: nowhere:"), "{err}");
+    // A group of the hosts file: one name, both hosts.
+    let config = a.home.join(".config/9agents");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("hosts"), "work ssh!remote1\nwork ssh!remote2\n").unwrap();
+    let out = sa.client(&a, &["usage", "-a", "work", "monthly"]);
+    assert!(out.status.success(), "{out:?}");
+    let t = text(&out);
+    assert!(t.starts_with("host "), "{t}");
+    for h in ["remote1", "remote2"] {
+        assert!(t.lines().any(|l| l.starts_with(h) && l.contains(" all ") && l.contains(" total ")), "{h}: {t}");
+    }
+}
+
+#[test]
+fn wait_across_two_hosts_merges_their_lines_and_outlives_one_killed() {
+    let Some(((a, _da, sa), (_b, db, _sb))) = two_hosts() else { return };
+    let path = format!("{}:{}", sa.bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = a
+        .command()
+        .env("PATH", path)
+        .args(["wait", "-a", "ssh!remote1", "-a", "ssh!remote2", "/usage/wait"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(child.stdout.take().unwrap());
+    let errs = lines_of(child.stderr.take().unwrap());
+    // Each host's first read answers at once: its block.
+    let both = poll(Duration::from_secs(20), || {
+        let got = lines.lock().unwrap();
+        let hosts: std::collections::BTreeSet<&str> = got.iter().filter_map(|l| l.split('\t').next()).collect();
+        (hosts.len() == 2).then(|| got.clone())
+    });
+    assert!(both.is_some(), "a line from each host: {:?} {:?}", lines.lock().unwrap(), errs.lock().unwrap());
+    assert!(both.unwrap().iter().all(|l| l.contains("\tclaude ")), "each line a host's block");
+    // remote2's daemon is killed: its wait ends, said on stderr; remote1's goes on.
+    drop(db);
+    let said = poll(Duration::from_secs(20), || {
+        errs.lock().unwrap().iter().any(|l| l.starts_with("9agents: remote2:")).then_some(())
+    });
+    assert!(said.is_some(), "remote2's end said: {:?}", errs.lock().unwrap());
+    assert!(child.try_wait().unwrap().is_none(), "the wait on remote1 goes on");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The lines `r` gives, gathered by a thread as they come.
+fn lines_of(r: impl std::io::Read + Send + 'static) -> Arc<std::sync::Mutex<Vec<String>>> {
+    let got = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = got.clone();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(r)).map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    got
 }

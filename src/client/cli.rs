@@ -44,7 +44,7 @@ ADDR: unix!/path/to/socket, tcp!host!port, ssh!host (runs ssh host 9agents --std
 const DEFAULT_ADDR: &str = "agents";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Command {
+pub(super) enum Command {
     Ls {
         long: bool,
     },
@@ -59,9 +59,10 @@ enum Command {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-struct Invocation {
-    command: Command,
-    addr: String,
+pub(super) struct Invocation {
+    pub(super) command: Command,
+    /// Each `-a`: an address, or a name of the hosts file.
+    addrs: Vec<String>,
     path: String,
     /// `usage`'s `--since` and `--until`.
     since: Option<String>,
@@ -71,11 +72,13 @@ struct Invocation {
 }
 
 /// Why a command stopped early.
-enum Failure {
+pub(super) enum Failure {
     /// Print `9agents: <subject>: <error>` and exit 1.
     At(String, io::Error),
     /// Stdout's reader has gone; there is no one to tell.
     ReaderGone,
+    /// Said already (a host of several, on stderr): exit 1.
+    Reported,
 }
 
 /// Run the subcommand `args[0]` with its arguments; the process exit status.
@@ -93,6 +96,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
     };
     match execute(&invocation) {
         Ok(()) | Err(Failure::ReaderGone) => 0,
+        Err(Failure::Reported) => 1,
         Err(Failure::At(subject, e)) => {
             eprintln!("9agents: {subject}: {e}");
             1
@@ -114,7 +118,8 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         Some("search") => Command::Search,
         _ => return Err(format!("unknown subcommand {name:?}")),
     };
-    let addr: Option<String> = rest.opt_value_from_str("-a").map_err(|e| e.to_string())?;
+    let addrs: Vec<String> = rest.values_from_str("-a").map_err(|e| e.to_string())?;
+    let addrs = if addrs.is_empty() { vec![DEFAULT_ADDR.to_owned()] } else { addrs };
     let (since, until) = match command {
         Command::Usage(_) => (
             rest.opt_value_from_str("--since").map_err(|e| e.to_string())?,
@@ -130,8 +135,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
             return Err("search: no WORD to search for".into());
         }
         let query = words.iter().map(|w| query_word(w)).collect::<Vec<_>>().join(" ");
-        let addr = addr.unwrap_or_else(|| DEFAULT_ADDR.into());
-        return Ok(Invocation { command, addr, path: "/search/query".into(), since, until, query });
+        return Ok(Invocation { command, addrs, path: "/search/query".into(), since, until, query });
     }
     if left.first().is_some_and(|a| a == "--") {
         left.remove(0);
@@ -147,14 +151,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         (Command::Usage(r), Err(left)) if left.is_empty() => (Command::Usage(r), "/usage/daily".into()),
         (command, left) => (command, path_of(command, left)?),
     };
-    Ok(Invocation {
-        command,
-        addr: addr.unwrap_or_else(|| DEFAULT_ADDR.into()),
-        path,
-        since,
-        until,
-        query: String::new(),
-    })
+    Ok(Invocation { command, addrs, path, since, until, query: String::new() })
 }
 
 /// A word of `search`'s as a word of the query: one with a blank or a
@@ -178,17 +175,26 @@ fn path_of(command: Command, left: Result<[OsString; 1], Vec<OsString>>) -> Resu
 }
 
 fn execute(invocation: &Invocation) -> Result<(), Failure> {
-    let mut client = Client::dial(&invocation.addr).map_err(|e| Failure::At(invocation.addr.clone(), e))?;
+    let hosts = super::hosts::resolve(&invocation.addrs).map_err(|e| Failure::At("hosts".into(), e))?;
+    if let [(_, addr)] = &hosts[..] {
+        return on_host(invocation, addr, &mut io::stdout().lock());
+    }
+    super::multi::run(invocation, &hosts)
+}
+
+/// The command on the host at `addr`, its output to `out`.
+pub(super) fn on_host(invocation: &Invocation, addr: &str, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut client = Client::dial(addr).map_err(|e| Failure::At(addr.to_owned(), e))?;
     let path = invocation.path.as_str();
     let fid = client.walk(path).map_err(at(path))?;
     let result = match invocation.command {
-        Command::Ls { long } => ls(&mut client, fid, long, path),
-        Command::Cat => cat(&mut client, fid, path),
-        Command::Wait => wait(&mut client, fid, path),
-        Command::Stat => stat(&mut client, fid, path),
+        Command::Ls { long } => ls(&mut client, fid, long, path, out),
+        Command::Cat => cat(&mut client, fid, path, out),
+        Command::Wait => wait(&mut client, fid, path, out),
+        Command::Stat => stat(&mut client, fid, path, out),
         Command::Write => write(&mut client, fid, path),
-        Command::Usage(r) => usage(&mut client, fid, path, r, invocation),
-        Command::Search => search(&mut client, fid, path, &invocation.query),
+        Command::Usage(r) => usage(&mut client, fid, path, r, invocation, out),
+        Command::Search => search(&mut client, fid, path, &invocation.query, out),
     };
     // The process exits next and the server clunks what a closed connection
     // leaves, so this clunk is tidiness; its failure says nothing about the
@@ -197,7 +203,7 @@ fn execute(invocation: &Invocation) -> Result<(), Failure> {
     result
 }
 
-fn ls(client: &mut Client, fid: u32, long: bool, path: &str) -> Result<(), Failure> {
+fn ls(client: &mut Client, fid: u32, long: bool, path: &str, out: &mut dyn Write) -> Result<(), Failure> {
     let stat = client.stat(fid).map_err(at(path))?;
     let entries = match stat.is_dir() {
         true => {
@@ -210,13 +216,13 @@ fn ls(client: &mut Client, fid: u32, long: bool, path: &str) -> Result<(), Failu
         true => format::long_listing(&entries, unix_now(), &Zone::local()),
         false => entries.iter().map(|e| format!("{}\n", quote(&e.name))).collect(),
     };
-    print(text.as_bytes())
+    print(out, text.as_bytes())
 }
 
-fn cat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+fn cat(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write) -> Result<(), Failure> {
     client.open(fid, OREAD).map_err(at(path))?;
     let mut buf = vec![0u8; client.io_max() as usize];
-    let mut stdout = io::stdout().lock();
+    let stdout = out;
     let mut offset = 0u64;
     loop {
         let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
@@ -231,10 +237,10 @@ fn cat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
 /// A `wait` file's lines as they come: each read parks in the daemon until
 /// something changed and answers whole lines, printed as they arrive. It
 /// ends when the file does (the agent gone: a read of 0 bytes).
-fn wait(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+fn wait(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write) -> Result<(), Failure> {
     client.open(fid, OREAD).map_err(at(path))?;
     let mut buf = vec![0u8; client.io_max() as usize];
-    let mut stdout = io::stdout().lock();
+    let stdout = out;
     loop {
         let n = client.read_at(fid, 0, &mut buf).map_err(at(path))?;
         if n == 0 {
@@ -247,7 +253,7 @@ fn wait(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
 
 /// A search: the query written to `/search/query`, and its results printed
 /// as they come, up to the read that answers nothing.
-fn search(client: &mut Client, fid: u32, path: &str, query: &str) -> Result<(), Failure> {
+fn search(client: &mut Client, fid: u32, path: &str, query: &str, out: &mut dyn Write) -> Result<(), Failure> {
     client.open(fid, crate::proto::ORDWR).map_err(at(path))?;
     let mut buf = vec![0u8; client.io_max() as usize];
     if let Err(e) = client.write(fid, 0, query.as_bytes()) {
@@ -261,7 +267,7 @@ fn search(client: &mut Client, fid: u32, path: &str, query: &str) -> Result<(), 
             None => at(path)(e),
         });
     }
-    let mut stdout = io::stdout().lock();
+    let stdout = out;
     let mut offset = 0u64;
     loop {
         let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
@@ -276,17 +282,24 @@ fn search(client: &mut Client, fid: u32, path: &str, query: &str) -> Result<(), 
 
 /// A report, its rows kept within `--since` and `--until`, its totals
 /// summed again, aligned for a terminal.
-fn usage(client: &mut Client, fid: u32, path: &str, r: Report, inv: &Invocation) -> Result<(), Failure> {
+fn usage(
+    client: &mut Client,
+    fid: u32,
+    path: &str,
+    r: Report,
+    inv: &Invocation,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     client.open(fid, OREAD).map_err(at(path))?;
     let text = client.read_all(fid).map_err(at(path))?;
     let kept = crate::reports::filter::filter(r, &text, inv.since.as_deref(), inv.until.as_deref())
         .map_err(|why| Failure::At(path.into(), io::Error::new(io::ErrorKind::InvalidInput, why)))?;
-    print(&kept)
+    print(out, &kept)
 }
 
-fn stat(client: &mut Client, fid: u32, path: &str) -> Result<(), Failure> {
+fn stat(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write) -> Result<(), Failure> {
     let stat = client.stat(fid).map_err(at(path))?;
-    print(format::stat_fields(&stat, client.dialect()).as_bytes())
+    print(out, format::stat_fields(&stat, client.dialect()).as_bytes())
 }
 
 /// Stdin to the file, each Twrite as full as msize allows, so a control
@@ -324,16 +337,15 @@ fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-fn print(bytes: &[u8]) -> Result<(), Failure> {
-    let mut stdout = io::stdout().lock();
-    stdout.write_all(bytes).and_then(|()| stdout.flush()).map_err(stdout_failed)
+fn print(out: &mut dyn Write, bytes: &[u8]) -> Result<(), Failure> {
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(stdout_failed)
 }
 
 fn at(path: &str) -> impl Fn(io::Error) -> Failure + '_ {
     move |e| Failure::At(path.into(), e)
 }
 
-fn stdout_failed(e: io::Error) -> Failure {
+pub(super) fn stdout_failed(e: io::Error) -> Failure {
     match e.kind() {
         io::ErrorKind::BrokenPipe => Failure::ReaderGone,
         _ => Failure::At("stdout".into(), e),
@@ -356,7 +368,7 @@ mod tests {
     fn ls_takes_a_long_flag_an_address_and_a_path_in_any_order() {
         let want = Invocation {
             command: Command::Ls { long: true },
-            addr: "tcp!h!564".into(),
+            addrs: vec!["tcp!h!564".into()],
             path: "/claude".into(),
             since: None,
             until: None,
@@ -365,7 +377,7 @@ mod tests {
         assert_eq!(parse(args("ls -l -a tcp!h!564 /claude")), Ok(want));
         let want = Invocation {
             command: Command::Ls { long: true },
-            addr: "tcp!h!564".into(),
+            addrs: vec!["tcp!h!564".into()],
             path: "/claude".into(),
             since: None,
             until: None,
@@ -389,7 +401,10 @@ mod tests {
         let mut a = args("search -a tcp!h!564 -i kind:bash");
         a.push(OsString::from("cargo \"build\""));
         let p = parse(a).unwrap();
-        assert_eq!((p.command, p.addr.as_str(), p.path.as_str()), (Command::Search, "tcp!h!564", "/search/query"));
+        assert_eq!(
+            (p.command, p.addrs.as_slice(), p.path.as_str()),
+            (Command::Search, &["tcp!h!564".to_string()][..], "/search/query")
+        );
         assert_eq!(p.query, r#"-i kind:bash "cargo \"build\"""#);
         assert_eq!(crate::search::Query::parse(p.query.as_bytes()).unwrap().terms, [br#"cargo "build""#.to_vec()]);
         assert!(parse(args("search")).is_err(), "no word");
@@ -399,7 +414,7 @@ mod tests {
     fn the_address_defaults_to_the_posted_name_agents() {
         let want = Invocation {
             command: Command::Cat,
-            addr: "agents".into(),
+            addrs: vec!["agents".into()],
             path: "/README".into(),
             since: None,
             until: None,

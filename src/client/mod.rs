@@ -26,6 +26,8 @@
 mod addr;
 mod cli;
 mod format;
+mod hosts;
+mod multi;
 #[cfg(test)]
 mod tests;
 

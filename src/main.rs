@@ -25,6 +25,7 @@ usage: 9agents [--unix PATH | --tcp IP:PORT | --fd N] [--no-post] [--name NAME]
        9agents write [-a ADDR] PATH        (data from stdin)
        9agents usage [-a ADDR] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [REPORT]
        9agents search [-a ADDR] WORD...
+       9agents top [-a ADDR]...
        9agents --stdio [--name NAME] [daemon flags]
 
 Serves every AI coding agent on this machine as a read-only 9P2000 tree,
@@ -156,7 +157,7 @@ struct Options {
 fn main() -> ExitCode {
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
     if let Some(first) = args.first().and_then(|a| a.to_str()) {
-        if matches!(first, "ls" | "cat" | "stat" | "write" | "wait" | "usage" | "search") {
+        if matches!(first, "ls" | "cat" | "stat" | "write" | "wait" | "usage" | "search" | "top") {
             let code = nineagents::client::run(std::mem::take(&mut args));
             return ExitCode::from(code.clamp(0, 255) as u8);
         }

@@ -11,6 +11,7 @@
 //!                                    a /usage report, its rows within the dates
 //! 9agents search [-a ADDR] WORD…     the messages that hold the words, as
 //!                                    their paths (`--help`: the query syntax)
+//! 9agents top [-a ADDR]…             every agent of every host, live
 //! ```
 //!
 //! ADDR defaults to the posted name `agents`. A failure prints
@@ -28,7 +29,7 @@ use crate::localtime::Zone;
 use crate::proto::{OREAD, OWRITE};
 use crate::reports::Report;
 
-const USAGE: &str = "\
+pub(super) const USAGE: &str = "\
 usage: 9agents ls [-l] [-a ADDR] PATH
        9agents cat [-a ADDR] PATH
        9agents stat [-a ADDR] PATH
@@ -37,6 +38,9 @@ usage: 9agents ls [-l] [-a ADDR] PATH
        9agents usage [-a ADDR] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [REPORT]
                      REPORT: daily (default), weekly, monthly, sessions, projects, block, prices
        9agents search [-a ADDR] WORD...    (9agents search --help: the query syntax)
+       9agents top [-a ADDR]...            every agent, live; the waiting first (q quits)
+-a may be given more than once, or name a group of $XDG_CONFIG_HOME/9agents/hosts
+(one `name address` a line): each line is then tagged with its host
 ADDR: unix!/path/to/socket, tcp!host!port, ssh!host (runs ssh host 9agents --stdio),
       or a posted name (default agents)";
 
@@ -56,13 +60,15 @@ pub(super) enum Command {
     Usage(Report),
     /// `/search/query`, written the words as a query and read.
     Search,
+    /// Every agent of every host named, live (`top`).
+    Top,
 }
 
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Invocation {
     pub(super) command: Command,
     /// Each `-a`: an address, or a name of the hosts file.
-    addrs: Vec<String>,
+    pub(super) addrs: Vec<String>,
     path: String,
     /// `usage`'s `--since` and `--until`.
     since: Option<String>,
@@ -81,30 +87,7 @@ pub(super) enum Failure {
     Reported,
 }
 
-/// Run the subcommand `args[0]` with its arguments; the process exit status.
-pub fn run(args: Vec<OsString>) -> i32 {
-    if args.first().is_some_and(|a| a == "search") && args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: 9agents search [-a ADDR] WORD...\n\n{}", crate::search::query::HELP);
-        return 0;
-    }
-    let invocation = match parse(args) {
-        Ok(invocation) => invocation,
-        Err(why) => {
-            eprintln!("9agents: {why}\n{USAGE}");
-            return 2;
-        }
-    };
-    match execute(&invocation) {
-        Ok(()) | Err(Failure::ReaderGone) => 0,
-        Err(Failure::Reported) => 1,
-        Err(Failure::At(subject, e)) => {
-            eprintln!("9agents: {subject}: {e}");
-            1
-        }
-    }
-}
-
-fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
+pub(super) fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
     let mut args = args.into_iter();
     let name = args.next().ok_or("no subcommand")?;
     let mut rest = pico_args::Arguments::from_vec(args.collect());
@@ -116,6 +99,7 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         Some("wait") => Command::Wait,
         Some("usage") => Command::Usage(Report::Daily),
         Some("search") => Command::Search,
+        Some("top") => Command::Top,
         _ => return Err(format!("unknown subcommand {name:?}")),
     };
     let addrs: Vec<String> = rest.values_from_str("-a").map_err(|e| e.to_string())?;
@@ -136,6 +120,12 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, String> {
         }
         let query = words.iter().map(|w| query_word(w)).collect::<Vec<_>>().join(" ");
         return Ok(Invocation { command, addrs, path: "/search/query".into(), since, until, query });
+    }
+    if command == Command::Top {
+        if let Some(extra) = left.first() {
+            return Err(format!("top takes no PATH, not {extra:?}"));
+        }
+        return Ok(Invocation { command, addrs, path: "/active".into(), since, until, query: String::new() });
     }
     if left.first().is_some_and(|a| a == "--") {
         left.remove(0);
@@ -174,14 +164,6 @@ fn path_of(command: Command, left: Result<[OsString; 1], Vec<OsString>>) -> Resu
     })
 }
 
-fn execute(invocation: &Invocation) -> Result<(), Failure> {
-    let hosts = super::hosts::resolve(&invocation.addrs).map_err(|e| Failure::At("hosts".into(), e))?;
-    if let [(_, addr)] = &hosts[..] {
-        return on_host(invocation, addr, &mut io::stdout().lock());
-    }
-    super::multi::run(invocation, &hosts)
-}
-
 /// The command on the host at `addr`, its output to `out`.
 pub(super) fn on_host(invocation: &Invocation, addr: &str, out: &mut dyn Write) -> Result<(), Failure> {
     let mut client = Client::dial(addr).map_err(|e| Failure::At(addr.to_owned(), e))?;
@@ -195,6 +177,7 @@ pub(super) fn on_host(invocation: &Invocation, addr: &str, out: &mut dyn Write) 
         Command::Write => write(&mut client, fid, path),
         Command::Usage(r) => usage(&mut client, fid, path, r, invocation, out),
         Command::Search => search(&mut client, fid, path, &invocation.query, out),
+        Command::Top => Ok(()),
     };
     // The process exits next and the server clunks what a closed connection
     // leaves, so this clunk is tidiness; its failure says nothing about the

@@ -28,8 +28,10 @@ mod cli;
 mod format;
 mod hosts;
 mod multi;
+mod run;
 #[cfg(test)]
 mod tests;
+mod top;
 
 use std::fmt;
 use std::io::{self, BufReader, Read, Write};
@@ -39,7 +41,7 @@ use std::os::unix::net::UnixStream;
 use crate::proto::{self, Dialect, Qid, Rmsg, Stat, Tmsg, WalkNames, IOHDRSZ, MAXWELEM, NOFID, NONUNAME, NOTAG};
 
 pub use addr::Addr;
-pub use cli::run;
+pub use run::run;
 
 /// The msize a client asks for: the server's default cap (SPEC §3), so one
 /// read of a large transcript moves a MiB per round trip. A server may

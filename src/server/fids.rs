@@ -36,7 +36,16 @@ pub(crate) enum Opened {
     /// A `wait` file's reader (`watch`).
     Wait(crate::server::watch::ReaderRef),
     /// A search (`/search/<query>`, `/search/query`): where it stands.
-    Search(crate::server::searches::SearchRef),
+    Search(SearchRef),
+}
+
+/// A search's handle (`server::searches`): its slot and generation (a slot
+/// is reused once its fid is clunked; a read still in flight must not
+/// touch another's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SearchRef {
+    pub key: u32,
+    pub gen: u32,
 }
 
 /// An open fid: what it reads, and a directory read's cursor (read(5):

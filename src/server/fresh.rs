@@ -10,6 +10,12 @@
 
 use std::time::{Duration, Instant};
 
+/// How long a refresh's index counts as fresh for what it already holds
+/// (`Step::WaitChat`'s `recent`): long enough that a kernel mount's stat of
+/// every message of a 40,000-message chat shares a few refreshes, short
+/// enough that nobody sees a rewritten transcript's old messages for long.
+pub(crate) const CHAT_FRESH_FOR: Duration = Duration::from_secs(1);
+
 /// When something was seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seen(Instant);

@@ -12,17 +12,9 @@ use std::rc::Rc;
 use slab::Slab;
 
 use crate::search::{Matcher, Query};
-use crate::sessions::SessionKey;
+use crate::sessions::{SessionKey, Sub};
 
-use super::jobs::cx::ChatOf;
-
-/// A search's handle: its slot and generation (a slot is reused once its
-/// fid is clunked; a read still in flight must not touch another's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SearchRef {
-    pub key: u32,
-    pub gen: u32,
-}
+pub(crate) use super::fids::SearchRef;
 
 #[derive(Default)]
 pub(crate) struct Search {
@@ -37,12 +29,12 @@ pub(crate) struct Search {
     pub sessions: Option<Rc<Vec<Rc<SessionKey>>>>,
     /// The session being searched, its chats, the chat and the message.
     pub session: usize,
-    pub chats: Option<Rc<Vec<ChatOf>>>,
+    pub chats: Option<Rc<Vec<Rc<SessionKey>>>>,
     pub chat: usize,
     pub msg: usize,
-    /// The listing: codex's subagents by parent, taken as each codex
-    /// session is searched.
-    pub all: Option<Box<super::jobs::all_sessions::AllSessions>>,
+    /// Codex's subagents by parent, found with the listing, taken as each
+    /// codex session is searched.
+    pub children: Option<std::collections::HashMap<Box<[u8]>, Vec<Sub>>>,
     /// The session's working directory (its own chat's), for `cwd:`.
     pub cwd: Vec<u8>,
     /// Results found.

@@ -19,7 +19,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::jobs::refresh::CHAT_FRESH_FOR;
+use super::fresh::CHAT_FRESH_FOR;
 use super::ops::Id;
 
 /// How long after a change the reads parked on it step: every look a

@@ -114,11 +114,23 @@ impl AllSessions {
         facts: &Facts,
         needs: &mut Vec<Want>,
     ) -> Option<Result<Vec<super::cx::ChatOf>, Error>> {
-        match (key.harness, &mut self.codex_children) {
-            (Harness::Codex, Some(children)) => {
-                Some(Ok(super::session::chats_of(key, children.remove(&key.id).unwrap_or_default())))
-            }
-            _ => super::session::usage_chats(key, facts, &cx.tree.session_table().parents(), needs),
+        chats(cx, &mut self.codex_children, key, facts, needs)
+    }
+}
+
+/// `AllSessions::chats`, with the codex children found by a listing kept
+/// elsewhere (a search keeps them between its reads).
+pub(crate) fn chats(
+    cx: &mut Cx,
+    codex_children: &mut Option<HashMap<Box<[u8]>, Vec<Sub>>>,
+    key: &Rc<SessionKey>,
+    facts: &Facts,
+    needs: &mut Vec<Want>,
+) -> Option<Result<Vec<super::cx::ChatOf>, Error>> {
+    match (key.harness, codex_children) {
+        (Harness::Codex, Some(children)) => {
+            Some(Ok(super::session::chats_of(key, children.remove(&key.id).unwrap_or_default())))
         }
+        _ => super::session::usage_chats(key, facts, &cx.tree.session_table().parents(), needs),
     }
 }

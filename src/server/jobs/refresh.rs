@@ -76,11 +76,7 @@ const _: () = assert!(
 /// A transcript a refresh reads: its harness and path beneath the base.
 pub(crate) type TranscriptKey = (Harness, Vec<u8>);
 
-/// How long a refresh's index counts as fresh for what it already holds
-/// (`Step::WaitChat`'s `recent`): long enough that a kernel mount's stat of
-/// every message of a 40,000-message chat shares a few refreshes, short
-/// enough that nobody sees a rewritten transcript's old messages for long.
-pub(crate) const CHAT_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) use super::super::fresh::CHAT_FRESH_FOR;
 
 /// The job's ops: the open's probe is op 0 (the batch's index), the ends'
 /// reads `OP_HEAD` and `OP_TAIL`; windows are numbered from `OP_WINDOW`

@@ -290,10 +290,10 @@ impl SearchRead {
         let sessions = Rc::new(order.into_iter().map(|(_, k)| k).collect::<Vec<_>>());
         // The listing's facts are no session's.
         std::mem::replace(&mut self.g, Gather::recent()).release(cx);
-        let all = self.all.take();
+        let children = self.all.take().and_then(|mut a| a.codex_children.take());
         let Some(s) = cx.searches.get_mut(self.search) else { return fail(Error::FidNotOpen) };
         s.sessions = Some(sessions);
-        s.all = all;
+        s.children = children;
         Step::Yield
     }
 
@@ -319,7 +319,7 @@ impl SearchRead {
             return self.answer(cx);
         };
         let Some(chats) = s.chats.clone() else { return self.chats_of(cx, &key) };
-        let Some(of) = chats.get(s.chat).cloned() else {
+        let Some(of) = chats.get(s.chat).cloned().map(ChatOf::Session) else {
             s.next_session();
             (self.entry, self.window) = (None, None);
             return Step::Yield;
@@ -439,14 +439,16 @@ impl SearchRead {
 
     /// The chats of session `key`, derived as its `usage` derives them.
     fn chats_of(&mut self, cx: &mut Cx, key: &Rc<SessionKey>) -> Step {
-        let Some(mut all) = cx.searches.get_mut(self.search).and_then(|s| s.all.take()) else {
+        let Some(mut children) = cx.searches.get_mut(self.search).map(|s| s.children.take()) else {
             return fail(Error::FidNotOpen);
         };
         let mut g = std::mem::take(&mut self.g);
-        let ran = g.run(cx, |cx, facts: &Facts, needs: &mut Vec<Want>| all.chats(cx, key, facts, needs));
+        let ran = g.run(cx, |cx, facts: &Facts, needs: &mut Vec<Want>| {
+            super::all_sessions::chats(cx, &mut children, key, facts, needs)
+        });
         self.g = g;
         let Some(s) = cx.searches.get_mut(self.search) else { return fail(Error::FidNotOpen) };
-        s.all = Some(all);
+        s.children = children;
         let chats = match ran {
             Ran::Wait(step) => return step,
             Ran::Done(Ok(chats)) => chats,
@@ -457,7 +459,11 @@ impl SearchRead {
             }
         };
         if !chats.is_empty() {
-            s.chats = Some(Rc::new(chats));
+            let keys = chats.into_iter().filter_map(|c| match c {
+                ChatOf::Session(k) => Some(k),
+                ChatOf::Agent(..) => None,
+            });
+            s.chats = Some(Rc::new(keys.collect()));
         }
         std::mem::replace(&mut self.g, Gather::recent()).release(cx);
         Step::Yield

@@ -1,0 +1,126 @@
+//! `9agents top` (issue 24): a snapshot when standard output is not a
+//! terminal, and live under tmux (`send-keys`, `capture-pane`): an agent
+//! made to wait moves to the top once its registry changes, and `q` quits.
+
+mod active_fakes;
+mod chat_fakes;
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use active_fakes::*;
+use common::*;
+
+#[test]
+fn a_snapshot_of_the_demo_lists_its_agents_the_waiting_one_first() {
+    let d = Daemon::start(&["--demo"]);
+    let addr = format!("unix!{}", d.socket.as_ref().unwrap().display());
+    let out = d.client(&["top", "-a", &addr]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("STATE") && lines[0].contains("TITLE"), "{text}");
+    assert_eq!(lines.len(), 3, "the demo's two agents: {text}");
+    assert!(lines[1].trim_start().starts_with("waiting: "), "the waiting one first: {text}");
+    assert!(lines[2].trim_start().starts_with("busy"), "{text}");
+}
+
+fn set_status(w: &Live, pid: u32, status: &str) {
+    let path = w.scratch.home.join(format!(".claude/sessions/{pid}.json"));
+    let record = fs::read_to_string(&path).unwrap();
+    let at = record.find(r#""status":""#).unwrap() + r#""status":""#.len();
+    let end = at + record[at..].find('"').unwrap();
+    let new = format!("{}{status}{}", &record[..at], &record[end..]);
+    // As Claude Code does: the record rewritten whole.
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, new).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+}
+
+/// tmux on a server of the test's own (`-S`), never the user's.
+fn tmux(sock: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("tmux").arg("-S").arg(sock).args(args).output().unwrap()
+}
+
+fn screen(sock: &Path) -> String {
+    String::from_utf8_lossy(&tmux(sock, &["capture-pane", "-p", "-t", "top"]).stdout).into_owned()
+}
+
+#[test]
+fn under_tmux_an_agent_made_to_wait_moves_to_the_top_and_q_quits() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI has no tmux (.ci/run installs it)");
+        eprintln!("top: skipped: no tmux (apt install tmux)");
+        return;
+    }
+    let w = Live::new();
+    let (a, _) = w.claude();
+    let d = w.daemon();
+    let addr = format!("unix!{}", d.socket.as_ref().unwrap().display());
+    let sock = w.scratch.root.join("tmux.sock");
+    let cmd = format!(
+        "env -i HOME={} XDG_RUNTIME_DIR={} PATH=/usr/bin:/bin TERM=screen {BIN} top -a {addr}",
+        w.scratch.home.display(),
+        w.scratch.runtime.display()
+    );
+    let st = tmux(&sock, &["new-session", "-d", "-s", "top", "-x", "150", "-y", "20", &cmd]);
+    assert!(st.status.success(), "{st:?}");
+    let pid = a.pid.to_string();
+    let shown = poll(Duration::from_secs(15), || {
+        screen(&sock)
+            .contains("e2e")
+            .then_some(())
+            .or_else(|| screen(&sock).lines().any(|l| l.contains("claude") && l.contains("idle")).then_some(()))
+    });
+    assert!(shown.is_some(), "the agent never showed:\n{}", screen(&sock));
+    let t = Instant::now();
+    set_status(&w, a.pid, "waiting");
+    let moved = poll(Duration::from_secs(15), || {
+        let s = screen(&sock);
+        let first = s.lines().nth(2).unwrap_or("").trim_start_matches(['>', ' ']).to_string();
+        first.starts_with("waiting").then_some(())
+    });
+    let took = t.elapsed();
+    assert!(moved.is_some(), "the waiting agent is not at the top:\n{}", screen(&sock));
+    eprintln!("top: agent {pid} at the top {} ms after its registry changed", took.as_millis());
+    tmux(&sock, &["send-keys", "-t", "top", "q"]);
+    let quit =
+        poll(Duration::from_secs(10), || (!tmux(&sock, &["has-session", "-t", "top"]).status.success()).then_some(()));
+    let _ = tmux(&sock, &["kill-server"]);
+    assert!(quit.is_some(), "q did not quit");
+}
+
+#[test]
+fn under_tmux_top_on_the_demo_follows_demo_change() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("top: skipped: no tmux (apt install tmux)");
+        return;
+    }
+    let s = Scratch::new();
+    let d = Daemon::start_in(&s, &["--demo"]);
+    let addr = format!("unix!{}", d.socket.as_ref().unwrap().display());
+    let sock = s.root.join("tmux.sock");
+    let cmd = format!(
+        "env -i HOME={} XDG_RUNTIME_DIR={} PATH=/usr/bin:/bin TERM=screen {BIN} top -a {addr}",
+        s.home.display(),
+        s.runtime.display()
+    );
+    assert!(tmux(&sock, &["new-session", "-d", "-s", "top", "-x", "150", "-y", "20", &cmd]).status.success());
+    // The demo's live agent (48213), by its title.
+    let row = |state: &str| {
+        let s = screen(&sock);
+        s.lines().any(|l| l.contains("listings skip symlinks") && l.trim_start_matches(['>', ' ']).starts_with(state))
+    };
+    let busy = poll(Duration::from_secs(15), || row("busy").then_some(()));
+    assert!(busy.is_some(), "the demo's busy agent never showed:\n{}", screen(&sock));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/change");
+    let out = s.command_of(&script).args(["status", "idle"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let idle = poll(Duration::from_secs(15), || row("idle").then_some(()));
+    let shown = screen(&sock);
+    let _ = tmux(&sock, &["kill-server"]);
+    assert!(idle.is_some(), "demo/change status idle never showed:\n{shown}");
+}

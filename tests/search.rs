@@ -225,34 +225,13 @@ fn a_search_flushed_or_clunked_mid_way_lets_go_and_keeps_what_it_found() {
     assert_eq!(d.status_line().get("searches"), 0);
 }
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
-
 #[test]
 fn every_real_message_holding_the_terms_is_listed_once() {
-    let dir = |sub: &str| std::fs::read_dir(std::path::Path::new(DATA).join(sub)).ok();
-    let (Some(claude), Some(codex)) = (dir("claude"), dir("codex")) else {
-        eprintln!("search: skipped: {DATA} is absent");
-        return;
-    };
     let s = Scratch::new();
-    let jsonl = |rd: std::fs::ReadDir| {
-        let mut v: Vec<_> =
-            rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
-        v.sort();
-        v
-    };
-    for (i, f) in jsonl(claude).iter().enumerate() {
-        let sid = format!("{i:08x}-0000-4000-8000-{i:012x}");
-        s.home_file(&format!(".claude/projects/-real-p{}/{sid}.jsonl", i % 4), &std::fs::read(f).unwrap());
-    }
-    for (i, f) in jsonl(codex).iter().enumerate() {
-        let id = format!("019ad000-0000-7000-8000-{i:012x}");
-        let day = format!(".codex/sessions/2026/11/{:02}", 1 + i % 28);
-        s.home_file(&format!("{day}/rollout-2026-11-01T00-00-00-{id}.jsonl"), &std::fs::read(f).unwrap());
-    }
-    let roots =
-        [format!("claude={}", s.home.join(".claude").display()), format!("codex={}", s.home.join(".codex").display())];
-    let d = Daemon::start_in(&s, &["--root", &roots[0], "--root", &roots[1], "--tz", "UTC"]);
+    let Some(roots) = real_home(&s, "search") else { return };
+    let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
+    args.extend(["--tz", "UTC"]);
+    let d = Daemon::start_in(&s, &args);
     let mut c = attached(&d);
     let all = every_message(&mut c);
     let mut counts = Vec::new();

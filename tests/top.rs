@@ -6,7 +6,6 @@ mod active_fakes;
 mod chat_fakes;
 mod common;
 
-use std::fs;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -26,18 +25,6 @@ fn a_snapshot_of_the_demo_lists_its_agents_the_waiting_one_first() {
     assert_eq!(lines.len(), 3, "the demo's two agents: {text}");
     assert!(lines[1].trim_start().starts_with("waiting: "), "the waiting one first: {text}");
     assert!(lines[2].trim_start().starts_with("busy"), "{text}");
-}
-
-fn set_status(w: &Live, pid: u32, status: &str) {
-    let path = w.scratch.home.join(format!(".claude/sessions/{pid}.json"));
-    let record = fs::read_to_string(&path).unwrap();
-    let at = record.find(r#""status":""#).unwrap() + r#""status":""#.len();
-    let end = at + record[at..].find('"').unwrap();
-    let new = format!("{}{status}{}", &record[..at], &record[end..]);
-    // As Claude Code does: the record rewritten whole.
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, new).unwrap();
-    fs::rename(&tmp, &path).unwrap();
 }
 
 /// tmux on a server of the test's own (`-S`), never the user's.

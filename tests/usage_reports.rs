@@ -175,37 +175,13 @@ fn a_codex_subagents_rollout_counts_with_its_parent_session() {
     assert!(own.starts_with("input 1500\noutput 15\n"), "the report agrees with the session's usage: {own}");
 }
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
-
-/// The real transcripts of `sub` in `../shared/data`, or `None` (the test
-/// says it skipped) when they are absent.
-fn real(sub: &str) -> Option<Vec<std::path::PathBuf>> {
-    let dir = std::path::Path::new(DATA).join(sub);
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        eprintln!("usage_reports: skipped: {} is absent", dir.display());
-        return None;
-    };
-    let mut v: Vec<_> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
-    v.sort();
-    Some(v)
-}
-
 #[test]
 fn every_real_transcript_is_a_row_of_the_sessions_report_equal_to_its_usage_file() {
-    let (Some(claude), Some(codex)) = (real("claude"), real("codex")) else { return };
     let s = Scratch::new();
-    for (i, f) in claude.iter().enumerate() {
-        let sid = format!("{i:08x}-0000-4000-8000-{i:012x}");
-        s.home_file(&format!(".claude/projects/-real-p{}/{sid}.jsonl", i % 4), &std::fs::read(f).unwrap());
-    }
-    for (i, f) in codex.iter().enumerate() {
-        let id = format!("019ad000-0000-7000-8000-{i:012x}");
-        let day = format!(".codex/sessions/2026/11/{:02}", 1 + i % 28);
-        s.home_file(&format!("{day}/rollout-2026-11-01T00-00-00-{id}.jsonl"), &std::fs::read(f).unwrap());
-    }
-    let roots =
-        [format!("claude={}", s.home.join(".claude").display()), format!("codex={}", s.home.join(".codex").display())];
-    let d = Daemon::start_in(&s, &["--root", &roots[0], "--root", &roots[1], "--tz", "UTC"]);
+    let Some(roots) = real_home(&s, "usage_reports") else { return };
+    let mut args: Vec<&str> = roots.iter().map(String::as_str).collect();
+    args.extend(["--tz", "UTC"]);
+    let d = Daemon::start_in(&s, &args);
     let mut c = attached(&d);
     let sessions = rows(&c.cat("/usage/sessions", MSG_FID));
     let listed: Vec<&Vec<String>> = sessions[1..].iter().filter(|r| r[0] != "total").collect();
@@ -219,7 +195,7 @@ fn every_real_transcript_is_a_row_of_the_sessions_report_equal_to_its_usage_file
         assert_eq!(row, own, "{}/{}", r[0], r[1]);
         sum.iter_mut().zip(&row).for_each(|(a, b)| *a += b);
     }
-    assert!(listed.len() >= 60, "{} sessions listed of {} files", listed.len(), claude.len() + codex.len());
+    assert!(listed.len() >= 60, "{} sessions listed", listed.len());
     let daily = rows(&c.cat("/usage/daily", MSG_FID));
     assert_eq!(tokens_of(&daily, 0, "all", 3), sum, "the days' total is the sessions'");
     eprintln!("usage_reports: {} real sessions, totals {sum:?}", listed.len());

@@ -49,18 +49,6 @@ fn assert_parked(c: &mut Conn) {
     c.set_read_timeout(REPLY_DEADLINE);
 }
 
-fn set_status(w: &Live, agent: &Agent, status: &str) {
-    let path = w.scratch.home.join(format!(".claude/sessions/{}.json", agent.pid));
-    let record = fs::read_to_string(&path).unwrap();
-    let at = record.find(r#""status":""#).unwrap() + r#""status":""#.len();
-    let end = at + record[at..].find('"').unwrap();
-    let new = format!("{}{status}{}", &record[..at], &record[end..]);
-    // As Claude Code does: the record rewritten whole.
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, new).unwrap();
-    fs::rename(&tmp, &path).unwrap();
-}
-
 fn append(transcript: &std::path::Path, line: &str) {
     let mut f = fs::OpenOptions::new().append(true).open(transcript).unwrap();
     writeln!(f, "{line}").unwrap();
@@ -81,7 +69,7 @@ fn a_parked_read_answers_the_status_change_then_each_new_message() {
     open_wait(&mut c, &format!("{dir}/wait"), 1);
     let tag = send_read(&mut c, 1);
     assert_parked(&mut c);
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     assert_eq!(answer(&mut c, tag), "status busy\n");
 
     let tag = send_read(&mut c, 1);
@@ -99,7 +87,7 @@ fn changes_made_while_no_read_is_parked_come_with_the_next_read_oldest_first() {
     let dir = format!("/active/claude/{}", agent.pid);
     let before = c.list(&format!("{dir}/chat"), 4, 8192).len();
     open_wait(&mut c, &format!("{dir}/wait"), 1);
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     append(&transcript, &chat_fakes::claude_user("one", 500));
     append(&transcript, &chat_fakes::claude_assistant("two", 501));
     let tag = send_read(&mut c, 1);
@@ -120,7 +108,7 @@ fn a_read_too_small_for_the_next_line_is_answered_at_once_and_loses_nothing() {
     let mut c = d.session(Dialect::P2000);
     let dir = format!("/active/claude/{}", agent.pid);
     open_wait(&mut c, &format!("{dir}/wait"), 1);
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     // Seen before the read or while it is parked, the change's line does
     // not fit 5 bytes: the answer comes either way.
     let tag = c.tag();
@@ -156,7 +144,7 @@ fn every_reader_of_one_file_gets_every_change() {
     open_wait(&mut same, &path, 2);
     let tags: Vec<u16> = readers.iter_mut().map(|c| send_read(c, 1)).collect();
     let (t1, t2) = (send_read(&mut same, 1), send_read(&mut same, 2));
-    set_status(&w, &agent, "waiting");
+    set_status(&w, agent.pid, "waiting");
     for (c, tag) in readers.iter_mut().zip(tags) {
         assert_eq!(answer(c, tag), "status waiting\n");
     }
@@ -195,7 +183,7 @@ fn a_flushed_read_sends_nothing_but_rflush_and_its_change_comes_with_the_next() 
     c.send(flush, &Tmsg::Flush { oldtag: tag });
     let r = c.recv();
     assert_eq!((r.tag(), r.msg()), (flush, Rmsg::Flush));
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     assert_parked(&mut c);
     let tag = send_read(&mut c, 1);
     assert_eq!(answer(&mut c, tag), "status busy\n", "the change was not lost with the flush");
@@ -232,7 +220,7 @@ fn many_parked_waits_on_one_connection_do_not_stop_it_taking_requests() {
         send_read(&mut c, fid);
     }
     assert_eq!(c.cat("/pid", 500), format!("{}\n", d.pid).as_bytes(), "the connection still answers");
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     c.set_read_timeout(WAKE_DEADLINE);
     for _ in 0..200 {
         assert_eq!(c.recv().data(), b"status busy\n");
@@ -265,7 +253,7 @@ fn the_machine_wait_reports_an_agent_that_starts_and_one_that_exits() {
     let pid = agent.pid;
     let want = [format!("new claude {pid}"), format!("status claude {pid} {CLAUDE_STATUS}")];
     assert_eq!(machine_lines_about(&mut c, 1, pid, 2), want);
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     assert_eq!(machine_lines_about(&mut c, 1, pid, 1), [format!("status claude {pid} busy")]);
     agent.kill();
     assert_eq!(machine_lines_about(&mut c, 1, pid, 1), [format!("gone claude {pid}")]);
@@ -302,7 +290,7 @@ fn the_built_in_client_prints_the_lines_as_they_come() {
     let child = cmd.spawn().unwrap();
     // Its open is in place once the daemon holds its watch.
     poll(WAKE_DEADLINE, || (d.status_line().get("watches") > 0).then_some(())).expect("the client opened wait");
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     poll(WAKE_DEADLINE, || (d.status_line().get("waits") > 0).then_some(()));
     agent.kill();
     let out = child.wait_with_output().unwrap();
@@ -410,7 +398,7 @@ fn plan9ports_9p_read_sequence_prints_changes_as_they_come_and_ends_at_gone() {
         printed.push_str(&text);
         text
     };
-    set_status(&w, &agent, "busy");
+    set_status(&w, agent.pid, "busy");
     assert_eq!(read(&mut c), "status busy\n");
     append(&transcript, &chat_fakes::claude_user("and now?", 502));
     assert_eq!(read(&mut c), format!("message {before:08}-user\n"), "the offset is ignored: a stream");

@@ -204,17 +204,7 @@ fn ls(client: &mut Client, fid: u32, long: bool, path: &str, out: &mut dyn Write
 
 fn cat(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write) -> Result<(), Failure> {
     client.open(fid, OREAD).map_err(at(path))?;
-    let mut buf = vec![0u8; client.io_max() as usize];
-    let stdout = out;
-    let mut offset = 0u64;
-    loop {
-        let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
-        if n == 0 {
-            return stdout.flush().map_err(stdout_failed);
-        }
-        stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
-        offset += n as u64;
-    }
+    stream(client, fid, path, out, Reads::Onwards)
 }
 
 /// A `wait` file's lines as they come: each read parks in the daemon until
@@ -222,15 +212,31 @@ fn cat(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write) -> Result
 /// ends when the file does (the agent gone: a read of 0 bytes).
 fn wait(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write) -> Result<(), Failure> {
     client.open(fid, OREAD).map_err(at(path))?;
+    stream(client, fid, path, out, Reads::AtZero)
+}
+
+/// Where a stream's reads are: each where the last ended (a file, a
+/// search), or each at 0 (a `wait` file, whose offset means nothing).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    Onwards,
+    AtZero,
+}
+
+/// Read an open fid up to the read that answers nothing, each answer to
+/// `out` as it comes.
+fn stream(client: &mut Client, fid: u32, path: &str, out: &mut dyn Write, reads: Reads) -> Result<(), Failure> {
     let mut buf = vec![0u8; client.io_max() as usize];
-    let stdout = out;
+    let mut offset = 0u64;
     loop {
-        let n = client.read_at(fid, 0, &mut buf).map_err(at(path))?;
+        let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
         if n == 0 {
-            return stdout.flush().map_err(stdout_failed);
+            return out.flush().map_err(stdout_failed);
         }
-        stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
-        stdout.flush().map_err(stdout_failed)?;
+        out.write_all(&buf[..n]).and_then(|()| out.flush()).map_err(stdout_failed)?;
+        if reads == Reads::Onwards {
+            offset += n as u64;
+        }
     }
 }
 
@@ -250,17 +256,7 @@ fn search(client: &mut Client, fid: u32, path: &str, query: &str, out: &mut dyn 
             None => at(path)(e),
         });
     }
-    let stdout = out;
-    let mut offset = 0u64;
-    loop {
-        let n = client.read_at(fid, offset, &mut buf).map_err(at(path))?;
-        if n == 0 {
-            return stdout.flush().map_err(stdout_failed);
-        }
-        stdout.write_all(&buf[..n]).map_err(stdout_failed)?;
-        stdout.flush().map_err(stdout_failed)?;
-        offset += n as u64;
-    }
+    stream(client, fid, path, out, Reads::Onwards)
 }
 
 /// A report, its rows kept within `--since` and `--until`, its totals

@@ -21,8 +21,8 @@
 //! daemon's owner names. A listing snapshots entries, so reading it later
 //! asks nothing of a table that may have moved on.
 
+pub(crate) mod interned;
 pub(crate) mod paths;
-pub(crate) mod queries;
 pub(crate) mod sessions;
 
 use std::borrow::Cow;
@@ -334,7 +334,7 @@ pub struct Tree {
     proc_base: CString,
     paths: PathTable,
     sessions: SessionTable,
-    queries: queries::QueryTable,
+    queries: interned::Interned<Rc<[u8]>>,
     /// `--allow-move`: `zmx` is writable.
     allow_move: bool,
     /// What the chat indexes met that no rule knows (`/health`).
@@ -357,7 +357,7 @@ impl Tree {
             proc_base,
             paths: PathTable::default(),
             sessions: SessionTable::default(),
-            queries: queries::QueryTable::default(),
+            queries: interned::Interned::default(),
             health: crate::health::Health::default(),
             allow_move,
         }
@@ -398,7 +398,7 @@ impl Tree {
                 NodeId::Session { slot, gen, part: part.code() }
             }
             Loc::Search(name) => {
-                let (slot, gen) = self.queries.acquire_name(name);
+                let (slot, gen) = self.queries.acquire_key(name);
                 NodeId::Search { slot, gen }
             }
         }

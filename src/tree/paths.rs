@@ -14,12 +14,6 @@
 //! holds exactly the places some fid names. Its size is therefore bounded
 //! by the fid caps (`--max-fids` × `--max-conns`).
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use slab::Slab;
-use wyhash::WyHash;
-
 /// A place in a mirror: the mount's static index and the path below it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Place {
@@ -55,63 +49,37 @@ impl Place {
     }
 }
 
-struct Interned {
-    place: Place,
-    refs: u32,
-    gen: u32,
-}
-
+/// The places fids hold (`interned`).
 #[derive(Default)]
-pub(crate) struct PathTable {
-    slots: Slab<Interned>,
-    index: HashMap<Place, usize, BuildHasherDefault<WyHash>>,
-    next_gen: u32,
-}
+pub(crate) struct PathTable(super::interned::Interned<Place>);
 
 impl PathTable {
     /// Take a reference on `place`, interning it: returns (slot, generation).
     pub(crate) fn acquire_place(&mut self, place: &Place) -> (u32, u32) {
-        if let Some(&slot) = self.index.get(place) {
-            let e = &mut self.slots[slot];
-            e.refs += 1;
-            return (slot as u32, e.gen);
-        }
-        self.next_gen = self.next_gen.wrapping_add(1);
-        let gen = self.next_gen;
-        let slot = self.slots.insert(Interned { place: place.clone(), refs: 1, gen });
-        self.index.insert(place.clone(), slot);
-        (slot as u32, gen)
+        self.0.acquire_key(place)
     }
 
     /// Another reference on a live slot.
     pub(crate) fn acquire(&mut self, slot: u32, gen: u32) {
-        if let Some(e) = self.slots.get_mut(slot as usize).filter(|e| e.gen == gen) {
-            e.refs += 1;
-        }
+        self.0.acquire(slot, gen)
     }
 
     /// Drop a reference; the last one frees the slot.
     pub(crate) fn release(&mut self, slot: u32, gen: u32) {
-        let Some(e) = self.slots.get_mut(slot as usize).filter(|e| e.gen == gen) else { return };
-        e.refs -= 1;
-        if e.refs == 0 {
-            let e = self.slots.remove(slot as usize);
-            self.index.remove(&e.place);
-        }
+        self.0.release(slot, gen)
     }
 
-    /// The place a live node names; `None` for a stale id.
     pub(crate) fn get(&self, slot: u32, gen: u32) -> Option<&Place> {
-        self.slots.get(slot as usize).filter(|e| e.gen == gen).map(|e| &e.place)
+        self.0.get(slot, gen)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.0.len()
     }
 
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.0.is_empty()
     }
 }
 

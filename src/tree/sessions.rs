@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 
-use slab::Slab;
 use wyhash::WyHash;
 
 use crate::harness::Harness;
@@ -98,21 +97,14 @@ impl SPart {
     }
 }
 
-struct Slot {
-    key: Rc<SessionKey>,
-    refs: u32,
-    gen: u32,
-}
-
 /// One harness's hints: a session id, the listing that found it
 /// (`begin_hints`) and the session.
 type Hints = HashMap<Box<[u8]>, (u32, Rc<SessionKey>), BuildHasherDefault<WyHash>>;
 
 #[derive(Default)]
 pub(crate) struct SessionTable {
-    slots: Slab<Slot>,
-    index: HashMap<Rc<SessionKey>, usize, BuildHasherDefault<WyHash>>,
-    next_gen: u32,
+    /// The sessions fids hold (`interned`).
+    keys: super::interned::Interned<Rc<SessionKey>>,
     hints: [Hints; Harness::COUNT],
     /// Each harness's last listing's number (`begin_hints`).
     listings: [u32; Harness::COUNT],
@@ -123,39 +115,23 @@ pub(crate) struct SessionTable {
 impl SessionTable {
     /// Take a reference on `key`, interning it: (slot, generation).
     pub(crate) fn acquire_key(&mut self, key: &Rc<SessionKey>) -> (u32, u32) {
-        if let Some(&slot) = self.index.get(key) {
-            let e = &mut self.slots[slot];
-            e.refs += 1;
-            return (slot as u32, e.gen);
-        }
-        self.next_gen = self.next_gen.wrapping_add(1);
-        let gen = self.next_gen;
-        let slot = self.slots.insert(Slot { key: key.clone(), refs: 1, gen });
-        self.index.insert(key.clone(), slot);
-        (slot as u32, gen)
+        self.keys.acquire_key(key)
     }
 
     pub(crate) fn get(&self, slot: u32, gen: u32) -> Option<&Rc<SessionKey>> {
-        self.slots.get(slot as usize).filter(|e| e.gen == gen).map(|e| &e.key)
+        self.keys.get(slot, gen)
     }
 
     pub(crate) fn acquire(&mut self, slot: u32, gen: u32) {
-        if let Some(e) = self.slots.get_mut(slot as usize).filter(|e| e.gen == gen) {
-            e.refs += 1;
-        }
+        self.keys.acquire(slot, gen)
     }
 
     pub(crate) fn release(&mut self, slot: u32, gen: u32) {
-        let Some(e) = self.slots.get_mut(slot as usize).filter(|e| e.gen == gen) else { return };
-        e.refs -= 1;
-        if e.refs == 0 {
-            let e = self.slots.remove(slot as usize);
-            self.index.remove(&e.key);
-        }
+        self.keys.release(slot, gen)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.keys.len()
     }
 
     /// What a listing of `h` found, all at once (`begin_hints`,

@@ -392,3 +392,16 @@ impl Fixture {
         ]
     }
 }
+
+/// Set a live claude's status in its registry record, as Claude Code does:
+/// the record rewritten whole, renamed into place.
+pub(crate) fn set_status(w: &Live, pid: u32, status: &str) {
+    let path = w.scratch.home.join(format!(".claude/sessions/{pid}.json"));
+    let record = fs::read_to_string(&path).unwrap();
+    let at = record.find(r#""status":""#).unwrap() + r#""status":""#.len();
+    let end = at + record[at..].find('"').unwrap();
+    let new = format!("{}{status}{}", &record[..at], &record[end..]);
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, new).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+}

@@ -1450,3 +1450,41 @@ impl Daemon {
         held
     }
 }
+
+// ---------------------------------------------------------------------------
+// The real transcripts of ../shared/data, as a home.
+
+const SHARED_DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/transcripts");
+
+/// A home of `s` holding every real Claude Code transcript of
+/// `../shared/data` as a session of its own (four projects) and every
+/// codex one as a rollout, and the `--root` flags that serve it; `None`,
+/// the test saying it skipped as `who`, when the data is absent.
+pub(crate) fn real_home(s: &Scratch, who: &str) -> Option<[String; 4]> {
+    let files = |sub: &str| -> Option<Vec<PathBuf>> {
+        let Ok(rd) = fs::read_dir(Path::new(SHARED_DATA).join(sub)) else {
+            eprintln!("{who}: skipped: {SHARED_DATA}/{sub} is absent");
+            return None;
+        };
+        let mut v: Vec<PathBuf> =
+            rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+        v.sort();
+        Some(v)
+    };
+    let (claude, codex) = (files("claude")?, files("codex")?);
+    for (i, f) in claude.iter().enumerate() {
+        let sid = format!("{i:08x}-0000-4000-8000-{i:012x}");
+        s.home_file(&format!(".claude/projects/-real-p{}/{sid}.jsonl", i % 4), &fs::read(f).unwrap());
+    }
+    for (i, f) in codex.iter().enumerate() {
+        let id = format!("019ad000-0000-7000-8000-{i:012x}");
+        let day = format!(".codex/sessions/2026/11/{:02}", 1 + i % 28);
+        s.home_file(&format!("{day}/rollout-2026-11-01T00-00-00-{id}.jsonl"), &fs::read(f).unwrap());
+    }
+    Some([
+        "--root".into(),
+        format!("claude={}", s.home.join(".claude").display()),
+        "--root".into(),
+        format!("codex={}", s.home.join(".codex").display()),
+    ])
+}

@@ -287,3 +287,45 @@ fn lines_of(r: impl std::io::Read + Send + 'static) -> Arc<std::sync::Mutex<Vec<
     });
     got
 }
+
+#[test]
+fn the_readmes_forwards_reach_the_remote_daemon_by_name_and_by_port() {
+    if tools().is_none() {
+        return;
+    }
+    // The "remote": a daemon posted in its scratch runtime, and one on a
+    // loopback port; the "local" side forwards both over ssh, as README says.
+    let s = Scratch::new();
+    let _posted = Daemon::posted(&s, &["--demo"]);
+    let port = free_tcp_port();
+    let _tcp = Daemon::spawn(&s, &["--demo", "--no-post", "--tcp", &format!("127.0.0.1:{port}")]);
+    let sshd = Sshd::start(&s);
+    let local = s.root.join("local-run");
+    std::fs::create_dir_all(local.join("9p")).unwrap();
+    let forward = |spec: String| {
+        Command::new(sshd.bin.join("ssh"))
+            .args(["-N", "-o", "StreamLocalBindUnlink=yes", "-o", "ExitOnForwardFailure=yes", "-L", &spec, "remote1"])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let remote_sock = s.post_path("agents");
+    let mut by_name = forward(format!("{}:{}", local.join("9p/host").display(), remote_sock.display()));
+    let lport = free_tcp_port();
+    let mut by_port = forward(format!("{lport}:127.0.0.1:{port}"));
+    let ls = |addr: &str| {
+        let mut cmd = s.command();
+        cmd.env("XDG_RUNTIME_DIR", &local).args(["ls", "-a", addr, "/active/claude"]);
+        cmd.output().unwrap()
+    };
+    let named = poll(Duration::from_secs(20), || Some(ls("host")).filter(|o| o.status.success()));
+    let ported =
+        poll(Duration::from_secs(20), || Some(ls(&format!("tcp!127.0.0.1!{lport}"))).filter(|o| o.status.success()));
+    let _ = by_name.kill();
+    let _ = by_port.kill();
+    let _ = (by_name.wait(), by_port.wait());
+    for (how, out) in [("a forwarded socket, by name", named), ("a forwarded port", ported)] {
+        let out = out.unwrap_or_else(|| panic!("{how}: never answered"));
+        assert_eq!(text(&out).lines().collect::<Vec<_>>(), ["48213", "48377"], "{how}: {out:?}");
+    }
+}

@@ -108,6 +108,18 @@ fn under_tmux_top_on_the_demo_follows_demo_change() {
     assert!(out.status.success(), "{out:?}");
     let idle = poll(Duration::from_secs(15), || row("idle").then_some(()));
     let shown = screen(&sock);
+    if idle.is_none() {
+        let _ = tmux(&sock, &["kill-server"]);
+        panic!("demo/change status idle never showed:\n{shown}");
+    }
+    // Enter: the selected agent's last messages; any key: back.
+    tmux(&sock, &["send-keys", "-t", "top", "Enter"]);
+    let last = poll(Duration::from_secs(15), || screen(&sock).contains("its last messages").then_some(()));
+    let shown = screen(&sock);
+    tmux(&sock, &["send-keys", "-t", "top", "x"]);
+    let back = poll(Duration::from_secs(15), || screen(&sock).contains("STATE").then_some(()));
     let _ = tmux(&sock, &["kill-server"]);
-    assert!(idle.is_some(), "demo/change status idle never showed:\n{shown}");
+    assert!(last.is_some(), "Enter showed no messages:\n{shown}");
+    assert!(shown.lines().any(|l| l.starts_with("0000")), "a message's name: {shown}");
+    assert!(back.is_some(), "a key did not go back");
 }

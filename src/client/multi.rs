@@ -111,8 +111,62 @@ fn with_host_column(tables: &[(String, Vec<u8>)]) -> Vec<u8> {
         }
     }
     let Some(header) = header else { return Vec::new() };
+    if let Some(all) = grand_total(&header, &rows) {
+        rows.push(all);
+    }
     let header: Vec<&str> = std::iter::once("host").chain(header.iter().map(String::as_str)).collect();
     crate::reports::table::render(&header, &rows)
+}
+
+/// Every host's grand total (its row whose harness column says `total` and
+/// whose first column says `all`, or a `total` row where there is no
+/// `all`) summed into one more row, its host `all`: tokens added, costs
+/// added to the cent's hundredth, an unknown cost anywhere marked `+?`.
+/// `None` for a report with no such rows (`block`, `prices`).
+fn grand_total(header: &[String], rows: &[Vec<String>]) -> Option<Vec<String>> {
+    let harness = header.iter().position(|h| h == "harness")?;
+    let cost = header.iter().position(|h| h == "cost")?;
+    // Row cells are one to the right of the header's: the host is first.
+    let grand: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r.get(harness + 1).is_some_and(|c| c == "total") && (harness == 0 || r[1] == "all"))
+        .collect();
+    if grand.is_empty() {
+        return None;
+    }
+    let mut out: Vec<String> = vec!["all".into()];
+    for (i, h) in header.iter().enumerate() {
+        let cells = grand.iter().filter_map(|r| r.get(i + 1));
+        out.push(match h.as_str() {
+            _ if i == cost => sum_costs(cells),
+            "input" | "output" | "cache_read" | "cache_write" | "reasoning" | "sessions" | "session" => {
+                cells.filter_map(|c| c.parse::<u64>().ok()).sum::<u64>().to_string()
+            }
+            _ if i == harness => "total".into(),
+            _ => grand[0].get(i + 1).cloned().unwrap_or_default(),
+        });
+    }
+    Some(out)
+}
+
+/// Costs as the reports write them (`12.3456`, `?`, `0.61+?`), added.
+fn sum_costs<'a>(cells: impl Iterator<Item = &'a String>) -> String {
+    let (mut ten_thousandths, mut unknown) = (0u64, false);
+    for c in cells {
+        let known = c.strip_suffix("+?").unwrap_or(c);
+        unknown |= known.len() != c.len() || known == "?";
+        let (whole, frac) = known.split_once('.').unwrap_or((known, "0"));
+        let frac: String = frac.chars().chain(std::iter::repeat('0')).take(4).collect();
+        if let (Ok(w), Ok(f)) = (whole.parse::<u64>(), frac.parse::<u64>()) {
+            ten_thousandths += w * 10_000 + f;
+        }
+    }
+    let sum = format!("{}.{:04}", ten_thousandths / 10_000, ten_thousandths % 10_000);
+    if unknown {
+        format!("{sum}+?")
+    } else {
+        sum
+    }
 }
 
 /// A host's output, a whole line at a time, tagged with its label.
@@ -155,5 +209,29 @@ impl Write for Tagged<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hosts_grand_totals_add_up_in_one_more_row() {
+        let a =
+            b"day harness model input output cost\n2026-11-01 claude m 1 2 0.5000\nall total - 1 2 0.5000\n".to_vec();
+        let b =
+            b"day harness model input output cost\n2026-11-01 codex g 10 20 ?\nall total - 10 20 1.2500+?\n".to_vec();
+        let t = String::from_utf8(with_host_column(&[("a".into(), a), ("b".into(), b)])).unwrap();
+        let last: Vec<&str> = t.lines().last().unwrap().split_whitespace().collect();
+        assert_eq!(last, ["all", "all", "total", "-", "11", "22", "1.7500+?"], "{t}");
+        assert!(t.starts_with("host "), "{t}");
+    }
+
+    #[test]
+    fn a_report_without_totals_gets_no_grand_total() {
+        let p = b"model prompt input\nx - 1\n".to_vec();
+        let t = String::from_utf8(with_host_column(&[("a".into(), p)])).unwrap();
+        assert_eq!(t.lines().count(), 2, "{t}");
     }
 }

@@ -51,6 +51,8 @@ enum Ev {
     Ready,
     Down(String, String),
     Key(u8),
+    /// The terminal was resized (SIGWINCH).
+    Resize,
 }
 
 /// Run top over `hosts` (`(label, address)`).
@@ -69,6 +71,7 @@ pub(super) fn run(hosts: &[(String, String)]) -> Result<(), Failure> {
         return snapshot(&rx, hosts.len());
     }
     let _raw = Raw::enter().map_err(|e| Failure::At("terminal".into(), e))?;
+    on_resize(tx.clone());
     let keys = tx.clone();
     std::thread::spawn(move || {
         let mut b = [0u8; 1];
@@ -93,7 +96,8 @@ fn snapshot(rx: &mpsc::Receiver<Ev>, hosts: usize) -> Result<(), Failure> {
                 eprintln!("9agents: {host}: {why}");
                 answered += 1;
             }
-            Ok(Ev::Key(_)) | Err(_) => break,
+            Ok(Ev::Key(_) | Ev::Resize) => {}
+            Err(_) => break,
         }
     }
     sort(&mut rows);
@@ -114,7 +118,7 @@ fn live(rx: &mpsc::Receiver<Ev>) -> Result<(), Failure> {
         match ev {
             Ev::Agent(r) => upsert(&mut rows, r),
             Ev::Gone(h, harness, pid) => rows.retain(|r| !(r.host == h && r.harness == harness && r.pid == pid)),
-            Ev::Ready => {}
+            Ev::Ready | Ev::Resize => {}
             Ev::Down(host, why) => down.push(format!("{host}: {why}")),
             Ev::Key(b'q') => return Ok(()),
             // Arrows come as ESC [ A / ESC [ B.
@@ -139,7 +143,7 @@ fn live(rx: &mpsc::Receiver<Ev>) -> Result<(), Failure> {
                             Ev::Gone(h, harness, pid) => {
                                 rows.retain(|r| !(r.host == h && r.harness == harness && r.pid == pid))
                             }
-                            Ev::Ready => {}
+                            Ev::Ready | Ev::Resize => {}
                             Ev::Down(host, why) => down.push(format!("{host}: {why}")),
                         }
                     }
@@ -378,6 +382,40 @@ fn show_last(r: &Row) {
     }
     let mut out = io::stdout().lock();
     let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
+}
+
+/// The write end of the pipe SIGWINCH's handler writes a byte to.
+static WINCH: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+extern "C" fn winch(_: libc::c_int) {
+    let fd = WINCH.load(std::sync::atomic::Ordering::Relaxed);
+    if fd >= 0 {
+        // SAFETY: write(2) is async-signal-safe; the byte is static.
+        unsafe { libc::write(fd, b"w".as_ptr().cast(), 1) };
+    }
+}
+
+/// Each SIGWINCH becomes an `Ev::Resize`: its handler writes a byte to a
+/// pipe, a thread reads it (the self-pipe trick).
+fn on_resize(tx: mpsc::Sender<Ev>) {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe(2) fills the two fds it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return;
+    }
+    WINCH.store(fds[1], std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: the handler only loads an atomic and calls write(2).
+    unsafe { libc::signal(libc::SIGWINCH, winch as *const () as libc::sighandler_t) };
+    // SAFETY: fds[0] is the pipe's read end, owned from here on.
+    let mut r = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[0]) };
+    std::thread::spawn(move || {
+        let mut b = [0u8; 64];
+        while r.read(&mut b).is_ok_and(|n| n > 0) {
+            if tx.send(Ev::Resize).is_err() {
+                break;
+            }
+        }
+    });
 }
 
 /// The terminal's columns and lines (80×24 when it will not say).

@@ -344,8 +344,9 @@ fn draw(rows: &[Row], selected: usize, down: &[String]) {
         rows.len()
     ));
     let body = table(rows, cols, Some(selected), now());
-    for l in body.lines().take(lines.saturating_sub(2 + down.len().min(3))) {
-        s.push_str(l);
+    let room = lines.saturating_sub(2 + down.len().min(3)).max(3);
+    for l in visible(&body, selected, room) {
+        s.push_str(&l);
         s.push_str("\r\n");
     }
     for d in down.iter().rev().take(3) {
@@ -353,6 +354,27 @@ fn draw(rows: &[Row], selected: usize, down: &[String]) {
     }
     let mut out = io::stdout().lock();
     let _ = out.write_all(s.as_bytes()).and_then(|()| out.flush());
+}
+
+/// The table's lines that fit `room` lines: its header, then the rows
+/// around the selected one; rows left out are said in a last line, never
+/// dropped silently.
+fn visible(body: &str, selected: usize, room: usize) -> Vec<String> {
+    let mut lines = body.lines();
+    let Some(head) = lines.next() else { return Vec::new() };
+    let rows: Vec<&str> = lines.collect();
+    let mut out = vec![head.to_owned()];
+    if rows.len() < room {
+        out.extend(rows.iter().map(|r| r.to_string()));
+        return out;
+    }
+    // Header and the "more" line take two.
+    let fit = room.saturating_sub(2).max(1);
+    let first = selected.saturating_sub(fit - 1).min(rows.len() - fit);
+    out.extend(rows[first..first + fit].iter().map(|r| r.to_string()));
+    let (above, below) = (first, rows.len() - first - fit);
+    out.push(format!("  ({above} more above, {below} more below: a taller window shows them)"));
+    out
 }
 
 /// The selected agent's last messages, over the screen.
@@ -484,6 +506,17 @@ mod tests {
         assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
         assert!(t.lines().nth(1).unwrap().starts_with("> waiting: approve Bash"), "{t}");
         assert!(t.contains("1m"), "a minute in that state: {t}");
+    }
+
+    #[test]
+    fn rows_that_do_not_fit_are_said_and_the_selected_one_is_shown() {
+        let body: String = std::iter::once("head\n".to_string()).chain((0..10).map(|i| format!("row{i}\n"))).collect();
+        let v = visible(&body, 7, 5);
+        assert_eq!(v.len(), 5, "{v:?}");
+        assert_eq!(v[0], "head");
+        assert!(v[1..4].contains(&"row7".to_string()), "the selected row is on screen: {v:?}");
+        assert!(v[4].contains("more above") && v[4].contains("more below"), "{v:?}");
+        assert_eq!(visible(&body, 0, 20).len(), 11, "all fit: no line about more");
     }
 
     #[test]

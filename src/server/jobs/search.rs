@@ -379,7 +379,14 @@ impl SearchRead {
                 s.next_chat();
                 Step::Yield
             }
-            _ => self.pre_done(cx, true),
+            // Not opened as looked for: its index says why. (An fd it came
+            // with is closed through the ring, as every other.)
+            (_, fd) => {
+                if let Some(fd) = fd {
+                    cx.ops.close(fd);
+                }
+                self.pre_done(cx, true)
+            }
         }
     }
 

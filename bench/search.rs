@@ -28,7 +28,10 @@ use nineagents::proto::ORDWR;
 
 const USAGE: &str = "\
 usage: cargo bench --bench search -- [--claude 2000] [--codex 200] [--codex-bytes 1000000]
-                                     [--again 3] [--rg PATH] [--bin PATH]
+                                     [--again 3] [--rg PATH] [--bin PATH] [--home DIR]
+
+--home DIR: the home is DIR, generated there when it has no .claude yet and
+kept after the run (to profile, or to run again without writing 1.4 GB).
 ";
 
 const MSIZE: u32 = 1 << 20;
@@ -54,6 +57,7 @@ struct Opts {
     again: usize,
     rg: PathBuf,
     bin: PathBuf,
+    home: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -84,6 +88,7 @@ fn parse(mut p: pico_args::Arguments) -> Result<Opts, String> {
         again: p.opt_value_from_str("--again").map_err(e)?.unwrap_or(3),
         rg: p.opt_value_from_str("--rg").map_err(e)?.unwrap_or_else(|| "rg".into()),
         bin: p.opt_value_from_str("--bin").map_err(e)?.unwrap_or_else(harness::default_bin),
+        home: p.opt_value_from_str("--home").map_err(e)?,
     };
     let left = p.finish();
     if !left.is_empty() {
@@ -132,12 +137,40 @@ fn rg(bin: &PathBuf, home: &std::path::Path, term: &str, flags: &[&str]) -> Opti
     Some((took, n))
 }
 
+/// Bytes of the regular files under `dir`.
+fn du(dir: &std::path::Path) -> io::Result<u64> {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir)? {
+        let (e, t) = {
+            let e = e?;
+            let t = e.file_type()?;
+            (e, t)
+        };
+        if t.is_dir() {
+            n += du(&e.path())?;
+        } else if t.is_file() {
+            n += e.metadata()?.len();
+        }
+    }
+    Ok(n)
+}
+
 fn run(opts: &Opts) -> io::Result<()> {
     println!("search: {} on {}", opts.bin.display(), harness::machine());
     let s = Scratch::new("search")?;
     let home = s.dir.join("home");
+    if let Some(dir) = &opts.home {
+        // The daemon's HOME is the scratch one: it names the kept home.
+        std::fs::create_dir_all(dir)?;
+        std::fs::remove_dir(&home)?;
+        std::os::unix::fs::symlink(std::fs::canonicalize(dir)?, &home)?;
+    }
     let t = Instant::now();
-    let bytes = gen_home::world(opts.claude, opts.codex, opts.codex_bytes, &home)?;
+    let bytes = if home.join(".claude").exists() {
+        du(&home)?
+    } else {
+        gen_home::world(opts.claude, opts.codex, opts.codex_bytes, &home)?
+    };
     println!(
         "search: scratch {}: {} claude sessions and a resumed one, {} codex rollouts, {:.2} GB, written in {:.1} s",
         s.dir.display(),

@@ -7,6 +7,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use common::*;
 
@@ -84,6 +85,8 @@ fn paths(results: &[(String, String)]) -> Vec<String> {
     v
 }
 
+/// The search's results are the messages that hold the terms; searched
+/// again (from what the first search kept), the same lines.
 fn check_terms(c: &mut Conn, all: &BTreeMap<String, Vec<u8>>, query: &str, terms: &[&str], fold: bool) -> usize {
     let got = search(c, query);
     for (p, ctx) in &got {
@@ -91,6 +94,7 @@ fn check_terms(c: &mut Conn, all: &BTreeMap<String, Vec<u8>>, query: &str, terms
     }
     let want = expected(all, terms, fold);
     assert_eq!(paths(&got), want, "query {query:?}");
+    assert_eq!(search(c, query), got, "query {query:?} again");
     want.len()
 }
 
@@ -244,6 +248,68 @@ fn every_real_message_holding_the_terms_is_listed_once() {
     ] {
         counts.push(check_terms(&mut c, &all, query, terms, fold));
     }
-    eprintln!("search: {} real messages; results {counts:?}", all.len());
+    eprintln!("search: {} real messages; results {counts:?}; {}", all.len(), d.status_line().line);
     assert!(counts[0] > 100, "{counts:?}");
+    assert!(d.status_line().get("kept_reads") > 0, "the searches again read what the first kept");
+}
+
+/// A transcript of user prompts, one a line, their uuids numbered from
+/// `first`.
+fn prompts(first: usize, texts: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, t) in texts.iter().enumerate() {
+        let i = first + i;
+        let line = format!(
+            r#"{{"type":"user","uuid":"u{i}","timestamp":"2026-11-02T10:00:{i:02}.000Z","message":{{"role":"user","content":"{t}"}}}}"#
+        );
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Until the file at `path` has not changed for `meta::SETTLED_NS` (and
+/// some): a search keeps the positions only of a file that had settled.
+fn settle(path: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    let changed = std::time::UNIX_EPOCH
+        + Duration::from_secs(m.ctime().max(m.mtime()) as u64)
+        + Duration::from_nanos(m.ctime_nsec().max(m.mtime_nsec()) as u64);
+    let at = changed + Duration::from_millis(100);
+    poll(Duration::from_secs(5), || (std::time::SystemTime::now() >= at).then_some(())).expect("the clock moves");
+}
+
+#[test]
+fn a_search_again_reads_the_positions_kept_and_a_changed_file_is_indexed_anew() {
+    let s = Scratch::new();
+    let sid = "5ea5c4ed-0000-4000-8000-000000000001";
+    let rel = format!(".claude/projects/-p/{sid}.jsonl");
+    let path = s.home_file(&rel, &prompts(0, &["a", "the needle is here, a long prompt"]));
+    settle(&path);
+    let d = Daemon::start_in(&s, &["--tz", "UTC"]);
+    let mut c = attached(&d);
+    let msg = |n: u32| format!("/sessions/claude/{sid}/chat/{n:08}-user");
+    assert_eq!(paths(&search(&mut c, "needle")), [msg(1)]);
+    let st = d.status_line();
+    assert_eq!((st.get("kept"), st.get("kept_reads")), (1, 0), "{}", st.line);
+    assert_eq!(paths(&search(&mut c, "needle")), [msg(1)]);
+    assert_eq!(d.status_line().get("kept_reads"), 1, "read from what the first kept");
+    // Rewritten to the same size, the prompts' lengths swapped: the kept
+    // positions would name the wrong message.
+    let again = prompts(0, &["the needle is here, a long prompt", "a"]);
+    assert_eq!(again.len() as u64, std::fs::metadata(&path).unwrap().len());
+    std::fs::write(&path, &again).unwrap();
+    assert_eq!(paths(&search(&mut c, "needle")), [msg(0)]);
+    assert_eq!(d.status_line().get("kept_reads"), 1, "a changed file is indexed anew");
+    // Grown: the new message is found too.
+    settle(&path);
+    assert_eq!(paths(&search(&mut c, "needle")), [msg(0)], "kept again, settled");
+    let mut grown = again.clone();
+    grown.extend_from_slice(&prompts(2, &["x", "y", "another needle"]));
+    std::fs::write(&path, &grown).unwrap();
+    assert_eq!(paths(&search(&mut c, "needle")), [msg(0), msg(4)]);
+    // A query whose every term could be a literal's text reads no raw
+    // bytes to rule out, and still finds nothing that is not there.
+    assert!(search(&mut c, "[image]").is_empty());
 }

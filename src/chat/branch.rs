@@ -8,7 +8,7 @@
 const NONE: u32 = u32::MAX;
 
 /// The entries' tree and the chat's view of it.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Tree {
     entries: Vec<Keyed>,
     /// The store's messages on the current chain, in order; `None` while
@@ -45,6 +45,11 @@ pub(crate) enum Parent {
 
 impl Tree {
     /// Messages in the chat.
+    /// Bytes its entries and view take.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Keyed>() + self.view.as_ref().map_or(0, |v| v.capacity() * 4)
+    }
+
     pub(super) fn len(&self, all: usize) -> usize {
         self.view.as_ref().map_or(all, Vec::len)
     }

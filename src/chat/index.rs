@@ -147,6 +147,35 @@ impl Index {
         *self = Index::with_simd(self.format, self.store.max_messages, self.simd);
     }
 
+    /// What a search keeps of it (`search::kept`): its messages, their
+    /// spans, the tool names and the branch they are named and read by,
+    /// its working directory and its ends; nothing it needs to index on
+    /// (the records and replies seen, the usage). A copy is read, never
+    /// fed: a file that changed is indexed anew.
+    pub(crate) fn kept_copy(&self) -> Index {
+        let mut k = Index::with_simd(self.format, self.store.max_messages, self.simd);
+        k.store.msgs = self.store.msgs.clone();
+        k.store.spans = self.store.spans.clone();
+        k.conv.tools = self.conv.tools.clone();
+        k.conv.tree = self.conv.tree.clone();
+        k.conv.cwd = self.conv.cwd.clone();
+        (k.covered, k.full) = (self.covered, self.full);
+        (k.head_at, k.head, k.head_len, k.tail, k.tail_len) =
+            (self.head_at, self.head, self.head_len, self.tail, self.tail_len);
+        k
+    }
+
+    /// Bytes a `kept_copy` holds apart from its fixed size: its messages,
+    /// spans, branch and working directory.
+    pub(crate) fn kept_bytes(&self) -> usize {
+        self.store.msgs.len() * std::mem::size_of::<super::store::Msg>()
+            + self.store.spans.len() * std::mem::size_of::<super::store::Span>()
+            + self.conv.tree.heap_bytes()
+            + self.conv.tools.heap_bytes()
+            + self.conv.cwd.len()
+            + std::mem::size_of::<Index>()
+    }
+
     pub fn format(&self) -> Format {
         self.format
     }

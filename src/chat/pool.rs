@@ -166,6 +166,25 @@ impl Pool {
         fds
     }
 
+    /// Whether some entry is of the file (`dev`, `ino`).
+    pub(crate) fn has(&self, dev: u64, ino: u64) -> bool {
+        self.entries.iter().any(|e| e.dev == dev && e.ino == ino)
+    }
+
+    /// Let go of entry `r`'s index now rather than when the cap reuses it
+    /// (a search's, which nobody else asked for): it is emptied, of no
+    /// file, and the first to be reused; references to it stop resolving.
+    /// Not one pinned or being refreshed. The fd it held, for the ring to
+    /// close.
+    pub(crate) fn forget(&mut self, r: ChatRef) -> Option<Rc<OwnedFd>> {
+        let e = self.entries.get_mut(r.i).filter(|e| e.gen == r.gen && e.pins == 0 && e.refresher.is_none())?;
+        (e.dev, e.ino, e.btime, e.used) = (0, 0, 0, 0);
+        e.inflated = None;
+        let fd = e.fd.take();
+        self.restart(r.i);
+        fd
+    }
+
     /// A watch pins entry `i`: never reused until every pin is gone.
     pub(crate) fn pin(&mut self, i: usize) {
         self.entries[i].pins += 1;
@@ -301,6 +320,24 @@ mod tests {
         let (again, _) = c.entry(1, 1, 200, Format::Claude, false).unwrap();
         assert!(c.get(a).is_none(), "the old generation must not resolve");
         assert_eq!(again.i, a.i);
+    }
+
+    #[test]
+    fn a_forgotten_entry_holds_nothing_and_is_reused_first() {
+        let mut c = Pool::new(2, 100);
+        let (a, _) = c.entry(1, 1, 0, Format::Claude, false).unwrap();
+        c.at(a.i).index.feed(0, b"{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n");
+        let (b, _) = c.entry(1, 2, 0, Format::Claude, false).unwrap();
+        c.pin(b.i);
+        assert!(c.forget(b).is_none() && c.get(b).is_some(), "a pinned entry stays");
+        c.entry(1, 1, 0, Format::Claude, false).unwrap();
+        assert!(c.has(1, 1));
+        c.forget(a);
+        assert!(c.get(a).is_none() && !c.has(1, 1), "its references stop resolving; it is of no file");
+        c.unpin(b.i);
+        let (again, _) = c.entry(1, 1, 0, Format::Claude, false).unwrap();
+        assert_eq!(again.i, a.i, "the emptied entry is the one reused");
+        assert_eq!(c.get(again).map(|e| e.index.covered()), Some(0), "and indexes anew");
     }
 
     #[test]

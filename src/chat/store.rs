@@ -213,6 +213,7 @@ impl Spans for Store {
 }
 
 /// The tool names a chat names its calls by.
+#[derive(Clone)]
 pub(crate) struct Tools {
     names: Vec<([u8; TOOL_NAME_MAX], u8)>,
 }
@@ -248,6 +249,11 @@ impl Tools {
         }
         self.names.push((buf, n as u8));
         self.names.len() as u8
+    }
+
+    /// Bytes its names take.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.names.capacity() * (TOOL_NAME_MAX + 1)
     }
 
     /// The name kept under `tool` (an index plus one).

@@ -37,6 +37,73 @@ pub struct Matcher {
     /// looked for raw.
     terms: Vec<(memmem::Finder<'static>, Plain)>,
     fold: bool,
+    /// The longest term that is never escaped (`Plain::Yes`): where a
+    /// transcript holds it is where its matches can be.
+    anchor: Option<usize>,
+}
+
+/// Places of a transcript at most `Hits` notes: past it, its every
+/// message is looked at (a common term costs no more than without them).
+pub const HITS_MAX: usize = 1 << 16;
+
+/// Where a transcript holds the matcher's anchor, as its raw bytes were
+/// looked at in order (stretches that overlap by less than the anchor):
+/// a message with none of them in its spans cannot match.
+#[derive(Default, Debug)]
+pub struct Hits {
+    at: Vec<u64>,
+    /// Bytes of the file looked at: past them nothing is known.
+    upto: u64,
+    /// Past `HITS_MAX`: nothing is ruled out.
+    over: bool,
+}
+
+impl Hits {
+    /// The places `found` (offsets in the stretch of `len` bytes at
+    /// `base`, which is at or before `upto`) are noted; the stretch is
+    /// looked at. Whether it held one.
+    fn note(&mut self, base: u64, found: impl Iterator<Item = usize>, len: usize) -> bool {
+        let mut any = false;
+        for i in found {
+            any = true;
+            let at = base + i as u64;
+            if self.at.last().is_some_and(|&l| at <= l) {
+                continue;
+            }
+            if self.at.len() == HITS_MAX {
+                (self.over, self.at) = (true, Vec::new());
+                break;
+            }
+            self.at.push(at);
+        }
+        self.upto = self.upto.max(base + len as u64);
+        any
+    }
+
+    /// Whether a message whose spans are the file's `ranges` could hold
+    /// the anchor: one of its places is in one of them, or a range goes
+    /// past what was looked at.
+    pub fn could(&self, mut ranges: impl Iterator<Item = std::ops::Range<u64>>) -> bool {
+        self.over
+            || ranges.any(|r| {
+                let i = self.at.partition_point(|&h| h < r.start);
+                r.end > self.upto || self.at.get(i).is_some_and(|&h| h < r.end)
+            })
+    }
+
+    /// Past `HITS_MAX`: nothing is ruled out.
+    pub fn over(&self) -> bool {
+        self.over
+    }
+
+    /// Places noted (none once over).
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
 }
 
 /// The width of a result's context: bytes of the message around the
@@ -45,7 +112,7 @@ pub const CONTEXT_BYTES: usize = 160;
 
 impl Matcher {
     pub fn new(q: &Query) -> Matcher {
-        let terms = q
+        let terms: Vec<(memmem::Finder<'static>, Plain)> = q
             .terms
             .iter()
             .map(|t| {
@@ -54,7 +121,10 @@ impl Matcher {
                 (memmem::Finder::new(&t).into_owned(), plain)
             })
             .collect();
-        Matcher { terms, fold: q.fold }
+        let anchor = (0..terms.len())
+            .filter(|&i| terms[i].1 == Plain::Yes && !q.terms[i].is_empty())
+            .max_by_key(|&i| (q.terms[i].len(), usize::MAX - i));
+        Matcher { terms, fold: q.fold, anchor }
     }
 
     /// Whether a message whose spans' bytes are `spans` could hold every
@@ -78,15 +148,37 @@ impl Matcher {
     }
 
     /// Clear from `need` the terms `bytes` (a stretch of a transcript)
-    /// holds as they are, or could hold escaped.
-    pub fn seen_in(&self, bytes: &[u8], need: &mut u32, scratch: &mut Vec<u8>) {
-        let escapes = memmem::find(bytes, b"\\u").is_some();
+    /// holds as they are, or could hold escaped; and note in `hits` where
+    /// it holds the anchor (`Hits`), `bytes` being the file's from `at`.
+    pub fn seen_in(&self, bytes: &[u8], need: &mut u32, hits: Option<(&mut Hits, u64)>, scratch: &mut Vec<u8>) {
+        // Looked for only when a term still needed could be escaped.
+        let escaped = |i: usize| *need & 1 << i != 0 && self.terms[i].1 == Plain::OrEscaped;
+        let escapes = (0..self.terms.len()).any(escaped) && memmem::find(bytes, b"\\u").is_some();
         let hay = if self.fold { folded(bytes, scratch) } else { bytes };
+        // The anchor's places, noted, say whether it is here: one pass.
+        let noted = match (hits, self.anchor) {
+            (Some((h, at)), Some(a)) if !h.over => {
+                if h.note(at, self.terms[a].0.find_iter(hay), bytes.len()) {
+                    *need &= !(1 << a);
+                }
+                Some(a)
+            }
+            _ => None,
+        };
         for (i, (finder, plain)) in self.terms.iter().enumerate() {
-            if *need & 1 << i != 0 && ((*plain == Plain::OrEscaped && escapes) || finder.find(hay).is_some()) {
+            if *need & 1 << i != 0
+                && noted != Some(i)
+                && ((*plain == Plain::OrEscaped && escapes) || finder.find(hay).is_some())
+            {
                 *need &= !(1 << i);
             }
         }
+    }
+
+    /// Whether the matcher has an anchor: a term every match holds as it
+    /// is in its bytes, so that `Hits` can be noted.
+    pub fn anchored(&self) -> bool {
+        self.anchor.is_some()
     }
 
     /// The longest term's length: how far a transcript's stretches looked
@@ -115,6 +207,12 @@ fn folded<'s>(s: &[u8], scratch: &'s mut Vec<u8>) -> &'s [u8] {
 }
 
 fn plain(term: &[u8]) -> Plain {
+    // A literal's text (`[image]`) is in no transcript's bytes: a term
+    // that could be in one, or cut across one, is not looked for raw.
+    let literal = |l: &&[u8]| !l.is_empty() && memmem::find(l, term).is_some();
+    if term.contains(&b'[') || term.contains(&b']') || crate::chat::store::LITERALS.iter().any(literal) {
+        return Plain::No;
+    }
     let mut p = Plain::Yes;
     for &b in term {
         match b {
@@ -181,14 +279,46 @@ mod tests {
         let x = m("cargo \"say \\\"hi\"  café");
         assert_eq!(x.needed(), 0b101, "the quoted term can't be looked for raw");
         let mut need = x.needed();
-        x.seen_in(b"run cargo", &mut need, &mut Vec::new());
+        x.seen_in(b"run cargo", &mut need, None, &mut Vec::new());
         assert_eq!(need, 0b100);
-        x.seen_in(b"caf\\u00e9", &mut need, &mut Vec::new());
+        x.seen_in(b"caf\\u00e9", &mut need, None, &mut Vec::new());
         assert_eq!(need, 0, "an escape could be it");
         let f = m("-i CARGO");
         let mut need = f.needed();
-        f.seen_in(b"Cargo", &mut need, &mut Vec::new());
+        f.seen_in(b"Cargo", &mut need, None, &mut Vec::new());
         assert_eq!(need, 0);
+    }
+
+    #[test]
+    fn a_message_could_match_only_where_the_file_holds_the_anchor() {
+        let x = m("-i go \"STEP 42:\" ünï");
+        assert!(x.anchored(), "\"step 42:\" is never escaped, and the longest such");
+        let mut hits = Hits::default();
+        let mut need = x.needed();
+        let file = b"step 41: go on|Step 42: go on|step 42: no";
+        // Two stretches that overlap by less than the anchor.
+        x.seen_in(&file[..20], &mut need, Some((&mut hits, 0)), &mut Vec::new());
+        x.seen_in(&file[12..], &mut need, Some((&mut hits, 12)), &mut Vec::new());
+        assert_eq!(hits.at, vec![15, 30], "each place once, either case");
+        assert_eq!(need, 0b100, "go and the anchor seen, not ünï");
+        assert!(!hits.could([0..14].into_iter()), "the first record holds none");
+        assert!(hits.could([0..2, 14..30].into_iter()));
+        assert!(!hits.could([16..30].into_iter()), "a place must start inside a span");
+        assert!(hits.could([40..50].into_iter()), "past what was looked at anything could");
+        assert!(!m("\"say \\\"hi\"").anchored(), "a term JSON escapes is no anchor");
+        assert!(!m("café").anchored(), "nor one a writer may escape");
+        let mut many = Hits::default();
+        many.note(0, 0..HITS_MAX + 1, HITS_MAX + 1);
+        assert!(many.over && many.is_empty() && many.could([0..1].into_iter()), "past the cap nothing is ruled out");
+    }
+
+    #[test]
+    fn a_term_a_literal_could_hold_is_not_looked_for_raw() {
+        for t in ["[image]", "image", "ocument", "x[y", "-i IMAGE"] {
+            assert_eq!(m(t).needed(), 0, "{t}: `[image]` is written as a type, not as text");
+            assert!(!m(t).anchored());
+        }
+        assert_eq!(m("images").needed(), 1, "longer than any literal: looked for raw");
     }
 
     #[test]

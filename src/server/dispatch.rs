@@ -320,6 +320,10 @@ fn write_query(
     r: crate::server::searches::SearchRef,
     data: &[u8],
 ) -> Decided {
+    let mut at = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?.at.take();
+    if let Some(fd) = w.searches.leave(&mut at) {
+        w.ring.submit(crate::server::Token::Discard, crate::ring::Sub::Close { fd });
+    }
     let s = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?;
     s.begin(crate::search::Query::parse(data));
     if s.query.is_none() {
@@ -342,7 +346,8 @@ fn open_search(
 ) -> Decided {
     let r = w.searches.add(query);
     if conn.fids.open(fid, FidOpen::new(Opened::Search(r))).is_err() {
-        w.searches.remove(r);
+        // Nothing searched yet: no file to close.
+        let _ = w.searches.remove(r);
         return Err(Error::FidOpen);
     }
     conn.reply_open(tag, qid, None, w.cfg.trace);

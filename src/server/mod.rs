@@ -620,7 +620,8 @@ impl Server {
         let w = &self.world;
         format!(
             "9agents status: conns={} fids={fids} parked={parked} reqs={} ring={} files={} entries={} paths={} \
-             fids_total={} held_bytes={held} job_ops={} watches={} waits={} searches={} heap={}",
+             fids_total={} held_bytes={held} job_ops={} watches={} waits={} searches={} kept={} kept_bytes={} \
+             kept_reads={} heap={}",
             self.conns.len(),
             self.reqs.len(),
             w.ring.in_flight(),
@@ -632,6 +633,9 @@ impl Server {
             w.waits.watches(),
             w.waits.parked,
             w.searches.len(),
+            w.searches.kept.len(),
+            w.searches.kept.bytes(),
+            w.searches.kept.reads(),
             heap_in_use(),
         )
     }

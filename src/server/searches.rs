@@ -7,12 +7,35 @@
 //! and a read flushed keeps what it found for the next read. A clunk (or a
 //! hang-up) lets go of it all.
 
+use std::os::fd::OwnedFd;
 use std::rc::Rc;
 
 use slab::Slab;
 
-use crate::search::{Matcher, Query};
+use crate::chat::digest::{FileId, Seen};
+use crate::chat::Index;
+use crate::search::kept::Kept;
+use crate::search::{Hits, Matcher, Query};
 use crate::sessions::{SessionKey, Sub};
+
+/// What a search knows of the chat it is in, once its transcript was
+/// looked at raw and may hold a match: kept from read to read.
+pub(crate) struct AtChat {
+    /// The chat: (session, chat) of the search's.
+    pub here: (usize, usize),
+    /// Where the transcript holds the query's anchor, if it was noted.
+    pub hits: Option<Hits>,
+    /// The file as it was looked at, and whether it had settled by then:
+    /// its positions are kept after its index (`Kept`) only if so.
+    pub file: Option<(FileId, Seen, bool)>,
+    /// Positions kept by a search before, of the file as it is, read
+    /// instead of an index; and the file they are of, open.
+    pub own: Option<(Box<Index>, OwnedFd)>,
+    /// The pool had no entry of the file when the search first asked for
+    /// its index: once searched, the entry is let go of (`Pool::forget`),
+    /// so a search leaves the indexes others use as they were.
+    pub made: Option<bool>,
+}
 
 pub(crate) use super::fids::SearchRef;
 
@@ -45,6 +68,8 @@ pub(crate) struct Search {
     /// Where the last read's answer ended and what of its count it left
     /// (a continuation, as `watch::Waits::read_arrived` tells them).
     pub left: Option<(u64, u32)>,
+    /// The chat being searched, once it was looked at raw.
+    pub at: Option<AtChat>,
 }
 
 impl Search {
@@ -79,6 +104,10 @@ impl Search {
 pub(crate) struct Searches {
     slab: Slab<Search>,
     next_gen: u32,
+    /// Positions kept between searches.
+    pub kept: Kept,
+    /// Windows a search's raw look has mapped ahead.
+    aheads: u32,
 }
 
 impl Searches {
@@ -96,10 +125,34 @@ impl Searches {
         self.slab.get_mut(r.key as usize).filter(|s| s.gen == r.gen)
     }
 
-    pub(crate) fn remove(&mut self, r: SearchRef) {
-        if self.get_mut(r).is_some() {
-            self.slab.remove(r.key as usize);
-        }
+    /// A search goes; the file it had open is handed back, for the ring
+    /// to close.
+    pub(crate) fn remove(&mut self, r: SearchRef) -> Option<OwnedFd> {
+        self.get_mut(r)?;
+        let mut s = self.slab.remove(r.key as usize);
+        self.leave(&mut s.at)
+    }
+
+    /// The search is done with the chat `at` was of: the positions it read
+    /// are kept again; the file they are of is handed back, for the ring
+    /// to close.
+    pub(crate) fn leave(&mut self, at: &mut Option<AtChat>) -> Option<OwnedFd> {
+        let AtChat { file, own, .. } = at.take()?;
+        let ((index, fd), (id, seen, _)) = (own?, file?);
+        self.kept.put(id, seen, index);
+        Some(fd)
+    }
+
+    /// A number for a window mapped ahead, to tell it from the ones before.
+    pub(crate) fn next_ahead(&mut self) -> u32 {
+        self.aheads = self.aheads.wrapping_add(1);
+        self.aheads
+    }
+
+    /// A search and the positions kept, together.
+    pub(crate) fn with_kept(&mut self, r: SearchRef) -> Option<(&mut Search, &mut Kept)> {
+        let s = self.slab.get_mut(r.key as usize).filter(|s| s.gen == r.gen)?;
+        Some((s, &mut self.kept))
     }
 
     /// Searches open now.

@@ -99,7 +99,11 @@ impl World {
                     self.close_watch(gone);
                 }
             }
-            Opened::Search(r) => self.searches.remove(r),
+            Opened::Search(r) => {
+                if let Some(fd) = self.searches.remove(r) {
+                    self.ring.submit(Token::Discard, Sub::Close { fd });
+                }
+            }
             opened => release_opened(&mut self.ring, &mut self.held, opened),
         }
     }

@@ -22,17 +22,23 @@
 
 use std::rc::Rc;
 
+use std::os::fd::AsRawFd;
+
+use crate::chat::digest::Seen;
 use crate::chat::pool::ChatRef;
 use crate::chat::store::{Enc, Span};
+use crate::chat::{Format, Index};
 use crate::errors::Error;
 use crate::facts::{Facts, Root, Want};
 use crate::mapped::Mapped;
+use crate::meta::Meta;
 use crate::proto;
 use crate::ring::Sub;
+use crate::search::Hits;
 use crate::sessions::SessionKey;
 
 use super::super::probe::{Batch, Kind, Probe, Target};
-use super::super::searches::{Search, SearchRef};
+use super::super::searches::{AtChat, Search, SearchRef};
 use super::all_sessions::{AllSessions, Listed};
 use super::cx::{drive, fail, ChatOf, Cx, Event, Need, Reply, Step};
 use super::gather::{Gather, Ran};
@@ -45,6 +51,15 @@ const SEARCH_SLICE_BYTES: u64 = 1 << 20;
 const LOOK_SLICE: usize = 256;
 /// The op number of a window's populate (nothing else is in flight then).
 const OP_WINDOW: u32 = u32::MAX - 1;
+/// The op numbers of the raw look's next window, mapped ahead while the
+/// one before is looked at (a kernel worker brings its pages in on
+/// another CPU): one of `AHEAD_OPS` a window, so that one a look no longer
+/// wants is told apart when it comes back.
+const OP_AHEAD: u32 = u32::MAX - 4096;
+const AHEAD_OPS: u32 = 1024;
+/// What a message its transcript's hits rule out counts against
+/// `SEARCH_SLICE_BYTES`: a turn passes over at most 16,384 of them.
+const SKIPPED_COST: u64 = 64;
 
 /// A transcript looked at raw (`Matcher::seen_in`): its open, then its
 /// bytes a window at a time, until every term it must hold is seen (its
@@ -56,6 +71,15 @@ struct Pre {
     size: u64,
     at: u64,
     need: u32,
+    /// Its format, and the file as the open found it, when.
+    format: Format,
+    meta: Option<(Meta, i128)>,
+    /// Where it holds the query's anchor (when the query has one).
+    hits: Option<Hits>,
+    /// The next window, mapped ahead: its op, its offset and, once back,
+    /// its pages; and whether the look waits for it.
+    ahead: Option<(u32, u64, Option<Option<Mapped>>)>,
+    awaiting: bool,
 }
 
 impl Pre {
@@ -84,10 +108,8 @@ pub(crate) struct SearchRead {
     mtimes: Vec<i128>,
     /// Every session is listed (the looks at them follow).
     listed: bool,
-    /// The raw look at a chat's transcript before its index is asked for,
-    /// and the chat (session, chat) whose transcript passed it.
+    /// The raw look at a chat's transcript before its index is asked for.
     pre: Option<Pre>,
-    passed: Option<(usize, usize)>,
     /// The chat being searched, and its window.
     entry: Option<ChatRef>,
     window: Option<Mapped>,
@@ -111,7 +133,6 @@ impl SearchRead {
             mtimes: Vec::new(),
             listed: false,
             pre: None,
-            passed: None,
             entry: None,
             window: None,
             populating: false,
@@ -145,20 +166,17 @@ impl SearchRead {
                 return self.answer(cx);
             }
         }
+        if let Event::Done(op @ OP_AHEAD..=u32::MAX, c) = ev {
+            if op < OP_AHEAD + AHEAD_OPS {
+                return self.ahead_back(cx, op, c.map);
+            }
+            if !self.populating {
+                return Step::Wait;
+            }
+            return self.window_back(cx, c);
+        }
         if self.populating {
-            let Event::Done(OP_WINDOW, c) = ev else { return Step::Wait };
-            self.populating = false;
-            if c.result < 0 {
-                log::debug!("search: populating a window: {}", std::io::Error::from_raw_os_error(-c.result));
-            }
-            if self.pre.is_some() {
-                return self.pre_window(cx, c.map);
-            }
-            self.window = c.map;
-            if self.window.is_none() {
-                return self.chat_failed(cx, Error::Io);
-            }
-            return self.scan(cx);
+            return Step::Wait;
         }
         if let Some(Pre { batch: Some(batch), .. }) = &mut self.pre {
             if let Err(step) = drive(batch, &mut cx.ops, ev) {
@@ -186,6 +204,40 @@ impl SearchRead {
             return step;
         }
         self.scan(cx)
+    }
+
+    /// The window asked for is in (`OP_WINDOW`): the raw look's, or the
+    /// messages'.
+    fn window_back(&mut self, cx: &mut Cx, c: crate::ring::Completion<crate::server::ops::Token>) -> Step {
+        self.populating = false;
+        if c.result < 0 {
+            log::debug!("search: populating a window: {}", std::io::Error::from_raw_os_error(-c.result));
+        }
+        if self.pre.is_some() {
+            return self.pre_window(cx, c.map);
+        }
+        self.window = c.map;
+        if self.window.is_none() {
+            return self.chat_failed(cx, Error::Io);
+        }
+        self.scan(cx)
+    }
+
+    /// A window mapped ahead is in: looked at now if the look waits for
+    /// it, else kept until it does (one of a look that is over goes).
+    fn ahead_back(&mut self, cx: &mut Cx, op: u32, map: Option<Mapped>) -> Step {
+        let Some(pre) = &mut self.pre else { return Step::Wait };
+        match &mut pre.ahead {
+            Some((mine, _, back)) if *mine == op => {
+                if !std::mem::take(&mut pre.awaiting) {
+                    *back = Some(map);
+                    return Step::Wait;
+                }
+                pre.ahead = None;
+                self.pre_window(cx, map)
+            }
+            _ => Step::Wait,
+        }
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {
@@ -325,17 +377,30 @@ impl SearchRead {
             return Step::Yield;
         };
         let here = (s.session, s.chat);
+        if s.at.as_ref().is_some_and(|a| a.here != here) {
+            // Moved on: the chat before is done with.
+            let mut at = s.at.take();
+            if let Some(fd) = cx.searches.leave(&mut at) {
+                cx.ops.close(fd);
+            }
+            (self.entry, self.window) = (None, None);
+            return self.scan(cx);
+        }
         if self.pre.is_some() {
             return self.pre_next(cx);
         }
-        if self.passed != Some(here) {
-            return self.prefilter(cx, &of, here);
+        let Some(at) = &mut s.at else { return self.prefilter(cx, &of, here) };
+        if at.own.is_some() {
+            return self.slice(cx, &key, &of, None);
         }
         let Some(r) = self.entry.filter(|r| cx.chats.get(*r).is_some()) else {
+            if at.made.is_none() {
+                at.made = Some(at.file.is_some_and(|((dev, ino, _), ..)| !cx.chats.has(dev, ino)));
+            }
             self.window = None;
             return Step::WaitChat { of, need: Need::Recent };
         };
-        self.slice(cx, &key, &of, r)
+        self.slice(cx, &key, &of, Some(r))
     }
 
     /// Look at chat `of`'s transcript raw before asking for its index: a
@@ -343,24 +408,38 @@ impl SearchRead {
     /// of its bytes, not an index (a compressed one, or a query with no
     /// such term, is indexed at once).
     fn prefilter(&mut self, cx: &mut Cx, of: &ChatOf, here: (usize, usize)) -> Step {
-        let need = cx.searches.get_mut(self.search).and_then(|s| s.query.clone()).map_or(0, |q| q.1.needed());
+        let Some(s) = cx.searches.get_mut(self.search) else { return fail(Error::FidNotOpen) };
+        let (need, anchored) = s.query.as_ref().map_or((0, false), |q| (q.1.needed(), q.1.anchored()));
         let backing = match of {
             ChatOf::Session(k) if need != 0 && !crate::zst::is_compressed(k.own_rel()) => {
-                cx.tree.beneath(k.harness, k.own_rel().to_vec())
+                crate::sessions::chat_format(k).zip(cx.tree.beneath(k.harness, k.own_rel().to_vec()))
             }
             _ => None,
         };
-        let Some(b) = backing else {
-            self.passed = Some(here);
+        let Some((format, b)) = backing else {
+            s.at = Some(AtChat { here, hits: None, file: None, own: None, made: None });
             return self.scan(cx);
         };
         let mut batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Read, cx.cfg.allow_hard_links));
-        if let Err(step) = drive(&mut batch, &mut cx.ops, Event::Resume) {
-            self.pre = Some(Pre { here, batch: Some(batch), fd: None, size: 0, at: 0, need });
-            return step;
+        let driven = drive(&mut batch, &mut cx.ops, Event::Resume);
+        let hits = anchored.then(Hits::default);
+        self.pre = Some(Pre {
+            here,
+            batch: Some(batch),
+            fd: None,
+            size: 0,
+            at: 0,
+            need,
+            format,
+            meta: None,
+            hits,
+            ahead: None,
+            awaiting: false,
+        });
+        match driven {
+            Err(step) => step,
+            Ok(()) => self.pre_opened(cx),
         }
-        self.pre = Some(Pre { here, batch: Some(batch), fd: None, size: 0, at: 0, need });
-        self.pre_opened(cx)
     }
 
     /// The transcript is open (or is not there: the chat is passed over;
@@ -371,6 +450,7 @@ impl SearchRead {
         match (found, fd) {
             (Ok(meta), Some(fd)) => {
                 (pre.fd, pre.size) = (Some(fd), meta.size);
+                pre.meta = Some((meta, crate::meta::wall_ns()));
                 self.pre_next(cx)
             }
             (Err(libc::ENOENT), _) => {
@@ -393,16 +473,27 @@ impl SearchRead {
     /// Map the transcript's next window, or finish the raw look.
     fn pre_next(&mut self, cx: &mut Cx) -> Step {
         let Some(pre) = &mut self.pre else { return Step::Wait };
-        if pre.need == 0 || pre.at >= pre.size {
+        // Every term seen, and no anchor's places to note (or too many):
+        // the rest is not looked at.
+        let noting = pre.hits.as_ref().is_some_and(|h| !h.over());
+        if (pre.need == 0 && !noting) || pre.at >= pre.size {
             let passed = pre.need == 0;
             return self.pre_done(cx, passed);
+        }
+        match pre.ahead.take() {
+            Some((_, at, Some(map))) if at == pre.at => return self.pre_window(cx, map),
+            Some((op, at, None)) if at == pre.at => {
+                pre.ahead = Some((op, at, None));
+                pre.awaiting = true;
+                return Step::Wait;
+            }
+            _ => {}
         }
         let len = (pre.size - pre.at).min(SEARCH_MAP_BYTES as u64) as usize;
         let Some(fd) = pre.fd.as_ref() else { return self.pre_done(cx, true) };
         if !cx.admit_read(len) {
             return Step::Yield;
         }
-        use std::os::fd::AsRawFd;
         match Mapped::new(fd.as_raw_fd(), pre.at, len) {
             Ok(map) => {
                 cx.ops.submit(OP_WINDOW, Sub::Populate { map });
@@ -419,28 +510,60 @@ impl SearchRead {
             return fail(Error::FidNotOpen);
         };
         let (Some(pre), Some(map)) = (&mut self.pre, map) else { return self.pre_done(cx, true) };
+        let end = pre.at + map.len() as u64;
+        let overlap = q.1.longest().saturating_sub(1) as u64;
+        let next = if end >= pre.size { pre.size } else { end - overlap.min(map.len() as u64 - 1) };
+        // The next window's pages come in while this one is looked at.
+        if next < pre.size && pre.ahead.is_none() {
+            let len = (pre.size - next).min(SEARCH_MAP_BYTES as u64) as usize;
+            if let Some(fd) = pre.fd.as_ref().filter(|_| cx.admit_read(len)) {
+                if let Ok(ahead) = Mapped::new(fd.as_raw_fd(), next, len) {
+                    let op = OP_AHEAD + cx.searches.next_ahead() % AHEAD_OPS;
+                    cx.ops.submit(op, Sub::Populate { map: ahead });
+                    pre.ahead = Some((op, next, None));
+                }
+            }
+        }
         let scratch = &mut self.scratch;
-        if map.read(|b| q.1.seen_in(b, &mut pre.need, scratch)).is_err() {
+        let hits = pre.hits.as_mut().map(|h| (h, pre.at));
+        if map.read(|b| q.1.seen_in(b, &mut pre.need, hits, scratch)).is_err() {
             // Cut short under the look: its index sorts it out.
             return self.pre_done(cx, true);
         }
-        let end = pre.at + map.len() as u64;
-        let overlap = q.1.longest().saturating_sub(1) as u64;
-        pre.at = if end >= pre.size { pre.size } else { end - overlap.min(map.len() as u64 - 1) };
+        pre.at = next;
         Step::Yield
     }
 
-    /// The raw look is over: the chat's index is asked for (`passed`), or
-    /// the chat is passed over.
+    /// The raw look is over: the chat is searched (`passed`), from the
+    /// positions a search before kept of the file as it is, or from its
+    /// index; or it is passed over.
     fn pre_done(&mut self, cx: &mut Cx, passed: bool) -> Step {
-        let Some(pre) = self.pre.take() else { return Step::Wait };
-        let here = pre.here;
-        pre.release(cx);
-        if passed {
-            self.passed = Some(here);
-        } else if let Some(s) = cx.searches.get_mut(self.search) {
+        let Some(mut pre) = self.pre.take() else { return Step::Wait };
+        let Some((s, kept)) = cx.searches.with_kept(self.search) else {
+            pre.release(cx);
+            return fail(Error::FidNotOpen);
+        };
+        if !passed {
             s.next_chat();
+            pre.release(cx);
+            return Step::Yield;
         }
+        let file = pre.meta.map(|(m, taken)| ((m.dev, m.ino, m.btime), Seen::of(&m, pre.format), m.settled_by(taken)));
+        let own = match (file, pre.fd.take()) {
+            (Some((id, seen, _)), Some(fd)) => match kept.take(id, seen) {
+                Some(index) => Some((index, fd)),
+                None => {
+                    cx.ops.close(fd);
+                    None
+                }
+            },
+            (_, fd) => {
+                fd.into_iter().for_each(|fd| cx.ops.close(fd));
+                None
+            }
+        };
+        s.at = Some(AtChat { here: pre.here, hits: pre.hits.take(), file, own, made: None });
+        pre.release(cx);
         Step::Yield
     }
 
@@ -476,14 +599,26 @@ impl SearchRead {
         Step::Yield
     }
 
-    /// Look at the messages of chat `of` (pool entry `r`) from where the
-    /// search stands, `SEARCH_SLICE_BYTES` of them at most.
-    fn slice(&mut self, cx: &mut Cx, key: &SessionKey, of: &ChatOf, r: ChatRef) -> Step {
-        let (Some(s), Some(e)) = (cx.searches.get_mut(self.search), cx.chats.get_mut(r)) else { return Step::Yield };
+    /// Look at the messages of chat `of` (pool entry `r`, or the positions
+    /// a search before kept) from where the search stands,
+    /// `SEARCH_SLICE_BYTES` of them at most.
+    fn slice(&mut self, cx: &mut Cx, key: &SessionKey, of: &ChatOf, r: Option<ChatRef>) -> Step {
+        let Some((s, kept)) = cx.searches.with_kept(self.search) else { return fail(Error::FidNotOpen) };
         let Some(q) = s.query.clone() else { return fail(Error::BadQuery) };
+        let Some(at) = s.at.as_mut() else { return Step::Yield };
+        let AtChat { hits, file, own, made, .. } = at;
+        // The index read, its file, and (from the pool) the file it is of.
+        let (ix, fd, pooled): (&mut Index, i32, _) = match (own.as_mut(), r.and_then(|r| cx.chats.get_mut(r))) {
+            (Some((index, fd)), _) => (&mut **index, fd.as_raw_fd(), None),
+            (None, Some(e)) => match e.fd.as_ref() {
+                Some(fd) => (&mut e.index, fd.as_raw_fd(), Some((e.dev, e.ino, e.btime))),
+                None => return self.chat_failed(cx, Error::NotFound),
+            },
+            (None, None) => return Step::Yield,
+        };
         let (query, matcher) = (&q.0, &q.1);
         if s.chat == 0 && s.msg == 0 {
-            s.cwd = e.index.cwd().to_vec();
+            s.cwd = ix.cwd().to_vec();
         }
         if !query.cwd_ok(&s.cwd) {
             s.next_session();
@@ -493,20 +628,22 @@ impl SearchRead {
         let prefix = result_prefix(key, of);
         let zone = &cx.cfg.zone;
         let mut looked = 0u64;
-        while s.msg < e.index.len() && looked < SEARCH_SLICE_BYTES && !s.done {
+        while s.msg < ix.len() && looked < SEARCH_SLICE_BYTES && !s.done {
             let id = s.msg;
-            let ix = &mut e.index;
-            let Some(info) = ix.info(id) else { break };
-            self.name.clear();
-            ix.name(id, &mut self.name);
-            let kind = &self.name[crate::chat::ID_DIGITS + 1..];
+            let (Some(info), Some((spans, range))) = (ix.info(id), ix.spans_of(id)) else { break };
             let t = i64::from(info.time);
             let day = (t + i64::from(zone.offset_at(t))).div_euclid(86_400);
-            let (Some((spans, range)), Some(plan)) = (ix.spans_of(id), ix.render_plan(id, 0, info.size)) else { break };
-            if !query.kind_ok(kind) || !query.day_ok(day) {
+            let skip = !could_hold(hits.as_ref(), spans) || !query.day_ok(day) || {
+                self.name.clear();
+                ix.name(id, &mut self.name);
+                !query.kind_ok(&self.name[crate::chat::ID_DIGITS + 1..])
+            };
+            if skip {
                 s.msg += 1;
+                looked += SKIPPED_COST;
                 continue;
             }
+            let Some(plan) = ix.render_plan(id, 0, info.size) else { break };
             self.spans.clear();
             self.spans.extend_from_slice(spans);
             let need = if plan.file_len == 0 {
@@ -522,12 +659,10 @@ impl SearchRead {
                 let covered = ix.covered();
                 let len = (need.end - need.start).max(SEARCH_MAP_BYTES as u64).min(covered.saturating_sub(need.start));
                 let len = len.max(need.end - need.start) as usize;
-                let Some(fd) = e.fd.clone() else { return self.chat_failed(cx, Error::NotFound) };
                 if !cx.admit_read(len) {
                     return Step::Yield;
                 }
-                use std::os::fd::AsRawFd;
-                return match Mapped::new(fd.as_raw_fd(), need.start, len) {
+                return match Mapped::new(fd, need.start, len) {
                     Ok(map) => {
                         self.window = None;
                         cx.ops.submit(OP_WINDOW, Sub::Populate { map });
@@ -568,9 +703,14 @@ impl SearchRead {
             };
             let Ok(found) = found else {
                 // The file was cut short under the window: its index
-                // starts over, and so does this chat's search.
+                // starts over, and so does this chat's search (what was
+                // kept of it, and its hits, are of the file it was).
                 (self.entry, self.window) = (None, None);
                 s.msg = 0;
+                *hits = None;
+                if let Some((_, fd)) = own.take() {
+                    cx.ops.close(fd);
+                }
                 return Step::Yield;
             };
             s.msg += 1;
@@ -590,7 +730,20 @@ impl SearchRead {
                 s.pending.push(b'\n');
             }
         }
-        if s.msg >= e.index.len() && !s.done {
+        if s.msg >= ix.len() && !s.done {
+            // Searched whole from the pool's index of the file as it was
+            // looked at, settled: its positions are kept for the next.
+            if let (Some(pooled), Some((id, seen, true))) = (pooled, *file) {
+                if pooled == id && ix.covered() == seen.size && !ix.full() {
+                    kept.put(id, seen, Box::new(ix.kept_copy()));
+                }
+            }
+            // An index only this search asked for goes with it.
+            if let (Some(r), Some(true), Some(_)) = (r, *made, pooled) {
+                if let Some(fd) = cx.chats.forget(r) {
+                    crate::server::world::release_file(cx.ops.ring, cx.held, fd);
+                }
+            }
             s.next_chat();
             (self.entry, self.window) = (None, None);
         }
@@ -600,6 +753,16 @@ impl SearchRead {
             self.answer(cx)
         }
     }
+}
+
+/// Whether a message of `spans` could hold the query's anchor, as the
+/// transcript's `hits` say (none noted: it could). A literal's text is in
+/// no file's bytes: a message with one is looked at.
+fn could_hold(hits: Option<&Hits>, spans: &[Span]) -> bool {
+    let Some(h) = hits else { return true };
+    let raw = |sp: &&Span| sp.enc() != Enc::Lit;
+    spans.iter().any(|sp| sp.enc() == Enc::Lit && sp.out() > 0)
+        || h.could(spans.iter().filter(raw).map(|sp| sp.off()..sp.off() + sp.len()))
 }
 
 /// The path of a message of chat `of`, up to its name.

@@ -106,8 +106,6 @@ pub(crate) struct Searches {
     next_gen: u32,
     /// Positions kept between searches.
     pub kept: Kept,
-    /// Windows a search's raw look has mapped ahead.
-    aheads: u32,
 }
 
 impl Searches {
@@ -141,12 +139,6 @@ impl Searches {
         let ((index, fd), (id, seen, _)) = (own?, file?);
         self.kept.put(id, seen, index);
         Some(fd)
-    }
-
-    /// A number for a window mapped ahead, to tell it from the ones before.
-    pub(crate) fn next_ahead(&mut self) -> u32 {
-        self.aheads = self.aheads.wrapping_add(1);
-        self.aheads
     }
 
     /// A search and the positions kept, together.

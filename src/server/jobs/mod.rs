@@ -42,6 +42,7 @@ pub(crate) mod listing;
 pub(crate) mod moves;
 pub(crate) mod observe;
 pub(crate) mod open;
+pub(crate) mod raw_look;
 pub(crate) mod read;
 pub(crate) mod refresh;
 pub(crate) mod report;

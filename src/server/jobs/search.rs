@@ -27,11 +27,10 @@ use std::os::fd::AsRawFd;
 use crate::chat::digest::Seen;
 use crate::chat::pool::ChatRef;
 use crate::chat::store::{Enc, Span};
-use crate::chat::{Format, Index};
+use crate::chat::Index;
 use crate::errors::Error;
 use crate::facts::{Facts, Root, Want};
 use crate::mapped::Mapped;
-use crate::meta::Meta;
 use crate::proto;
 use crate::ring::Sub;
 use crate::search::Hits;
@@ -42,6 +41,7 @@ use super::super::searches::{AtChat, Search, SearchRef};
 use super::all_sessions::{AllSessions, Listed};
 use super::cx::{drive, fail, ChatOf, Cx, Event, Need, Reply, Step};
 use super::gather::{Gather, Ran};
+use super::raw_look::{self, Looked, RawLook};
 
 /// Bytes of a transcript a window maps, as a refresh's.
 const SEARCH_MAP_BYTES: usize = 4 << 20;
@@ -51,48 +51,9 @@ const SEARCH_SLICE_BYTES: u64 = 1 << 20;
 const LOOK_SLICE: usize = 256;
 /// The op number of a window's populate (nothing else is in flight then).
 const OP_WINDOW: u32 = u32::MAX - 1;
-/// The op numbers of the raw look's next window, mapped ahead while the
-/// one before is looked at (a kernel worker brings its pages in on
-/// another CPU): one of `AHEAD_OPS` a window, so that one a look no longer
-/// wants is told apart when it comes back.
-const OP_AHEAD: u32 = u32::MAX - 4096;
-const AHEAD_OPS: u32 = 1024;
 /// What a message its transcript's hits rule out counts against
 /// `SEARCH_SLICE_BYTES`: a turn passes over at most 16,384 of them.
 const SKIPPED_COST: u64 = 64;
-
-/// A transcript looked at raw (`Matcher::seen_in`): its open, then its
-/// bytes a window at a time, until every term it must hold is seen (its
-/// index is asked for) or its end is (nothing in it can match: no index).
-struct Pre {
-    here: (usize, usize),
-    batch: Option<Batch>,
-    fd: Option<std::os::fd::OwnedFd>,
-    size: u64,
-    at: u64,
-    need: u32,
-    /// Its format, and the file as the open found it, when.
-    format: Format,
-    meta: Option<(Meta, i128)>,
-    /// Where it holds the query's anchor (when the query has one).
-    hits: Option<Hits>,
-    /// The next window, mapped ahead: its op, its offset and, once back,
-    /// its pages; and whether the look waits for it.
-    ahead: Option<(u32, u64, Option<Option<Mapped>>)>,
-    awaiting: bool,
-}
-
-impl Pre {
-    /// Its fd is closed through the ring, its open let go of.
-    fn release(self, cx: &mut Cx) {
-        if let Some(batch) = self.batch {
-            batch.release(&mut cx.ops);
-        }
-        if let Some(fd) = self.fd {
-            cx.ops.close(fd);
-        }
-    }
-}
 
 pub(crate) struct SearchRead {
     tag: u16,
@@ -108,8 +69,10 @@ pub(crate) struct SearchRead {
     mtimes: Vec<i128>,
     /// Every session is listed (the looks at them follow).
     listed: bool,
-    /// The raw look at a chat's transcript before its index is asked for.
-    pre: Option<Pre>,
+    /// The raw look at a chat's transcript before its index is asked
+    /// for, and its reads numbered so far.
+    pre: Option<RawLook>,
+    seq: u32,
     /// The chat being searched, and its window.
     entry: Option<ChatRef>,
     window: Option<Mapped>,
@@ -133,6 +96,7 @@ impl SearchRead {
             mtimes: Vec::new(),
             listed: false,
             pre: None,
+            seq: 0,
             entry: None,
             window: None,
             populating: false,
@@ -166,23 +130,19 @@ impl SearchRead {
                 return self.answer(cx);
             }
         }
-        if let Event::Done(op @ OP_AHEAD..=u32::MAX, c) = ev {
-            if op < OP_AHEAD + AHEAD_OPS {
-                return self.ahead_back(cx, op, c.map);
-            }
-            if !self.populating {
-                return Step::Wait;
-            }
-            return self.window_back(cx, c);
+        if let Some(pre) = &mut self.pre {
+            let Some(q) = s.query.clone() else { return fail(Error::BadQuery) };
+            return match pre.step(cx, ev, &q.1) {
+                Looked::Step(step) => step,
+                Looked::Over { passed } => self.pre_done(cx, passed),
+            };
         }
-        if self.populating {
-            return Step::Wait;
-        }
-        if let Some(Pre { batch: Some(batch), .. }) = &mut self.pre {
-            if let Err(step) = drive(batch, &mut cx.ops, ev) {
-                return step;
-            }
-            return self.pre_opened(cx);
+        match ev {
+            // A read of a raw look that is over comes back to nobody.
+            Event::Done(op, _) if raw_look::is_read(op) => return Step::Wait,
+            Event::Done(OP_WINDOW, c) if self.populating => return self.window_back(cx, c),
+            _ if self.populating => return Step::Wait,
+            _ => {}
         }
         if let Event::Refreshed(r) = ev {
             return match r {
@@ -206,38 +166,17 @@ impl SearchRead {
         self.scan(cx)
     }
 
-    /// The window asked for is in (`OP_WINDOW`): the raw look's, or the
-    /// messages'.
+    /// The messages' window asked for is in (`OP_WINDOW`).
     fn window_back(&mut self, cx: &mut Cx, c: crate::ring::Completion<crate::server::ops::Token>) -> Step {
         self.populating = false;
         if c.result < 0 {
             log::debug!("search: populating a window: {}", std::io::Error::from_raw_os_error(-c.result));
-        }
-        if self.pre.is_some() {
-            return self.pre_window(cx, c.map);
         }
         self.window = c.map;
         if self.window.is_none() {
             return self.chat_failed(cx, Error::Io);
         }
         self.scan(cx)
-    }
-
-    /// A window mapped ahead is in: looked at now if the look waits for
-    /// it, else kept until it does (one of a look that is over goes).
-    fn ahead_back(&mut self, cx: &mut Cx, op: u32, map: Option<Mapped>) -> Step {
-        let Some(pre) = &mut self.pre else { return Step::Wait };
-        match &mut pre.ahead {
-            Some((mine, _, back)) if *mine == op => {
-                if !std::mem::take(&mut pre.awaiting) {
-                    *back = Some(map);
-                    return Step::Wait;
-                }
-                pre.ahead = None;
-                self.pre_window(cx, map)
-            }
-            _ => Step::Wait,
-        }
     }
 
     pub(crate) fn release(self, cx: &mut Cx) {
@@ -387,7 +326,7 @@ impl SearchRead {
             return self.scan(cx);
         }
         if self.pre.is_some() {
-            return self.pre_next(cx);
+            return self.step(Event::Resume, cx);
         }
         let Some(at) = &mut s.at else { return self.prefilter(cx, &of, here) };
         if at.own.is_some() {
@@ -420,118 +359,10 @@ impl SearchRead {
             s.at = Some(AtChat { here, hits: None, file: None, own: None, made: None });
             return self.scan(cx);
         };
-        let mut batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Read, cx.cfg.allow_hard_links));
-        let driven = drive(&mut batch, &mut cx.ops, Event::Resume);
+        let batch = Batch::one(Probe::new(Target::Beneath(b), Kind::Read, cx.cfg.allow_hard_links));
         let hits = anchored.then(Hits::default);
-        self.pre = Some(Pre {
-            here,
-            batch: Some(batch),
-            fd: None,
-            size: 0,
-            at: 0,
-            need,
-            format,
-            meta: None,
-            hits,
-            ahead: None,
-            awaiting: false,
-        });
-        match driven {
-            Err(step) => step,
-            Ok(()) => self.pre_opened(cx),
-        }
-    }
-
-    /// The transcript is open (or is not there: the chat is passed over;
-    /// or could not be opened: its index says why).
-    fn pre_opened(&mut self, cx: &mut Cx) -> Step {
-        let Some(pre) = &mut self.pre else { return Step::Wait };
-        let (found, fd) = pre.batch.take().expect("driven").into_one(&mut cx.ops);
-        match (found, fd) {
-            (Ok(meta), Some(fd)) => {
-                (pre.fd, pre.size) = (Some(fd), meta.size);
-                pre.meta = Some((meta, crate::meta::wall_ns()));
-                self.pre_next(cx)
-            }
-            (Err(libc::ENOENT), _) => {
-                self.pre.take().expect("looked at").release(cx);
-                let Some(s) = cx.searches.get_mut(self.search) else { return fail(Error::FidNotOpen) };
-                s.next_chat();
-                Step::Yield
-            }
-            // Not opened as looked for: its index says why. (An fd it came
-            // with is closed through the ring, as every other.)
-            (_, fd) => {
-                if let Some(fd) = fd {
-                    cx.ops.close(fd);
-                }
-                self.pre_done(cx, true)
-            }
-        }
-    }
-
-    /// Map the transcript's next window, or finish the raw look.
-    fn pre_next(&mut self, cx: &mut Cx) -> Step {
-        let Some(pre) = &mut self.pre else { return Step::Wait };
-        // Every term seen, and no anchor's places to note (or too many):
-        // the rest is not looked at.
-        let noting = pre.hits.as_ref().is_some_and(|h| !h.over());
-        if (pre.need == 0 && !noting) || pre.at >= pre.size {
-            let passed = pre.need == 0;
-            return self.pre_done(cx, passed);
-        }
-        match pre.ahead.take() {
-            Some((_, at, Some(map))) if at == pre.at => return self.pre_window(cx, map),
-            Some((op, at, None)) if at == pre.at => {
-                pre.ahead = Some((op, at, None));
-                pre.awaiting = true;
-                return Step::Wait;
-            }
-            _ => {}
-        }
-        let len = (pre.size - pre.at).min(SEARCH_MAP_BYTES as u64) as usize;
-        let Some(fd) = pre.fd.as_ref() else { return self.pre_done(cx, true) };
-        if !cx.admit_read(len) {
-            return Step::Yield;
-        }
-        match Mapped::new(fd.as_raw_fd(), pre.at, len) {
-            Ok(map) => {
-                cx.ops.submit(OP_WINDOW, Sub::Populate { map });
-                self.populating = true;
-                Step::Wait
-            }
-            Err(_) => self.pre_done(cx, true),
-        }
-    }
-
-    /// A window of the raw look is in: the terms it holds are seen.
-    fn pre_window(&mut self, cx: &mut Cx, map: Option<Mapped>) -> Step {
-        let Some(q) = cx.searches.get_mut(self.search).and_then(|s| s.query.clone()) else {
-            return fail(Error::FidNotOpen);
-        };
-        let (Some(pre), Some(map)) = (&mut self.pre, map) else { return self.pre_done(cx, true) };
-        let end = pre.at + map.len() as u64;
-        let overlap = q.1.longest().saturating_sub(1) as u64;
-        let next = if end >= pre.size { pre.size } else { end - overlap.min(map.len() as u64 - 1) };
-        // The next window's pages come in while this one is looked at.
-        if next < pre.size && pre.ahead.is_none() {
-            let len = (pre.size - next).min(SEARCH_MAP_BYTES as u64) as usize;
-            if let Some(fd) = pre.fd.as_ref().filter(|_| cx.admit_read(len)) {
-                if let Ok(ahead) = Mapped::new(fd.as_raw_fd(), next, len) {
-                    let op = OP_AHEAD + cx.searches.next_ahead() % AHEAD_OPS;
-                    cx.ops.submit(op, Sub::Populate { map: ahead });
-                    pre.ahead = Some((op, next, None));
-                }
-            }
-        }
-        let scratch = &mut self.scratch;
-        let hits = pre.hits.as_mut().map(|h| (h, pre.at));
-        if map.read(|b| q.1.seen_in(b, &mut pre.need, hits, scratch)).is_err() {
-            // Cut short under the look: its index sorts it out.
-            return self.pre_done(cx, true);
-        }
-        pre.at = next;
-        Step::Yield
+        self.pre = Some(RawLook::new(here, batch, need, format, hits, self.seq));
+        self.step(Event::Resume, cx)
     }
 
     /// The raw look is over: the chat is searched (`passed`), from the
@@ -539,6 +370,7 @@ impl SearchRead {
     /// index; or it is passed over.
     fn pre_done(&mut self, cx: &mut Cx, passed: bool) -> Step {
         let Some(mut pre) = self.pre.take() else { return Step::Wait };
+        self.seq = pre.seq();
         let Some((s, kept)) = cx.searches.with_kept(self.search) else {
             pre.release(cx);
             return fail(Error::FidNotOpen);

@@ -26,7 +26,7 @@ use super::super::probe::Batch;
 use super::cx::{drive, Cx, Event, Step};
 
 /// Bytes of a stretch mapped.
-pub(crate) const LOOK_MAP_BYTES: usize = 4 << 20;
+pub(crate) const LOOK_MAP_BYTES: usize = 2 << 20;
 /// Stretches mapped at once, ahead of the one looked at.
 const LOOK_MAPS: usize = 2;
 /// Bytes looked at before the look yields (the loop serves others).

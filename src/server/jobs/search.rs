@@ -44,7 +44,7 @@ use super::gather::{Gather, Ran};
 use super::raw_look::{self, Looked, RawLook};
 
 /// Bytes of a transcript a window maps, as a refresh's.
-const SEARCH_MAP_BYTES: usize = 4 << 20;
+const SEARCH_MAP_BYTES: usize = 1 << 20;
 /// Bytes of transcript a turn looks at before it yields.
 const SEARCH_SLICE_BYTES: u64 = 1 << 20;
 /// Transcripts looked at together for their mtimes.

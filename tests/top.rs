@@ -27,6 +27,33 @@ fn a_snapshot_of_the_demo_lists_its_agents_the_waiting_one_first() {
     assert!(lines[2].trim_start().starts_with("busy"), "{text}");
 }
 
+/// An agent's tokens today are its replies' since local midnight: one
+/// written now counts (its input and output), the fixture's of 2025 not.
+#[test]
+fn a_snapshot_shows_each_agents_tokens_today() {
+    let w = Live::new();
+    let (_a, transcript) = w.claude();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let (y, m, d) = nineagents::localtime::civil_from_days((now / 86_400) as i64);
+    let stamp = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", now % 86_400 / 3600, now % 3600 / 60, now % 60);
+    let reply = format!(
+        r#"{{"type":"assistant","uuid":"today-1","timestamp":"{stamp}","requestId":"req_today","message":{{"id":"msg_today","model":"claude-opus-4-5","role":"assistant","content":[{{"type":"text","text":"done"}}],"usage":{{"input_tokens":7,"output_tokens":30,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}}}}}}"#
+    );
+    let mut body = std::fs::read(&transcript).unwrap();
+    body.extend_from_slice(format!("{reply}\n").as_bytes());
+    std::fs::write(&transcript, body).unwrap();
+    let d = w.daemon();
+    let addr = format!("unix!{}", d.socket.as_ref().unwrap().display());
+    let out = d.client(&["top", "-a", &addr]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let col = lines[0].find("TODAY").expect("a TODAY column");
+    let row = lines.iter().find(|l| l.contains("claude")).unwrap_or_else(|| panic!("no claude row: {text}"));
+    let today = row.get(col..).and_then(|r| r.split_whitespace().next());
+    assert_eq!(today, Some("37"), "input 7 and output 30 today:\n{text}");
+}
+
 /// tmux on a server of the test's own (`-S`), never the user's.
 fn tmux(sock: &Path, args: &[&str]) -> std::process::Output {
     Command::new("tmux").arg("-S").arg(sock).args(args).output().unwrap()

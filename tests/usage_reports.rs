@@ -66,6 +66,28 @@ fn assistant(uuid: &str, time: &str, msg: &str, req: &str, input: u64, output: u
 }
 
 #[test]
+fn a_sessions_usage_says_what_its_replies_spent_today_after_its_totals() {
+    let s = Scratch::new();
+    let sid = "aaaaaaaa-0000-4000-8000-000000000009";
+    let now = unix_now();
+    let before = assistant("u1", &stamp(now - 2 * 86_400), "msg_1", "req_1", 100, 10);
+    let today = assistant("u2", &stamp(now), "msg_2", "req_2", 7, 3);
+    s.home_file(&format!(".claude/projects/-w/{sid}.jsonl"), format!("{before}\n{today}\n").as_bytes());
+    let root = format!("claude={}", s.home.join(".claude").display());
+    let d = Daemon::start_in(&s, &["--root", &root, "--tz", "UTC"]);
+    let mut c = attached(&d);
+    let usage = String::from_utf8(c.cat(&format!("/sessions/claude/{sid}/usage"), MSG_FID)).unwrap();
+    assert!(usage.starts_with("input 107\noutput 13\n"), "{usage}");
+    let today: Vec<&str> = usage.lines().filter(|l| l.starts_with("today.")).collect();
+    assert_eq!(
+        today,
+        ["today.input 7", "today.output 3", "today.cache_read 0", "today.cache_write 0", "today.reasoning 0"],
+        "{usage}"
+    );
+    assert!(usage.ends_with("today.reasoning 0\n"), "after the totals and the models': {usage}");
+}
+
+#[test]
 fn a_reply_copied_into_a_resumed_session_counts_once_in_the_session_that_spent_it() {
     let s = Scratch::new();
     let first = "aaaaaaaa-0000-4000-8000-000000000001";

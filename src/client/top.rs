@@ -1,7 +1,8 @@
 //! `9agents top [-a ADDR]...`: every agent of every host named, live, the
 //! ones waiting for you first (with what they wait for), then the busy,
 //! then the rest: state, harness, host, title, cwd, how long in that state,
-//! when its transcript was last written, its session's tokens.
+//! when its transcript was last written, its tokens today (input and output
+//! since local midnight: its `usage` file's `today.` lines).
 //!
 //! A thread a host opens `/active/wait` first, then reads every agent's
 //! fields (a snapshot: nothing that changes meanwhile is missed, the wait's
@@ -204,9 +205,11 @@ fn row(c: &mut Client, host: &str, addr: &str, h: &str, pid: u32) -> Option<Row>
     let field = |c: &mut Client, f: &str| text(c, &format!("{dir}/{f}")).unwrap_or_default();
     let (waiting_for, title, cwd) = (field(c, "waiting_for"), field(c, "title"), field(c, "cwd"));
     let usage = field(c, "usage");
+    // Tokens today: what its replies since local midnight took in and
+    // gave out (the file's `today.` lines).
     let tokens = usage
         .lines()
-        .filter(|l| l.starts_with("input ") || l.starts_with("output "))
+        .filter(|l| l.starts_with("today.input ") || l.starts_with("today.output "))
         .filter_map(|l| l.split(' ').nth(1)?.parse::<u64>().ok())
         .sum();
     let last = c.walk(&format!("{dir}/transcript")).ok().and_then(|fid| {
@@ -290,7 +293,7 @@ fn ago(now: u64, t: u64) -> String {
 /// The rows as a table `width` wide at most (title and cwd cut to fit),
 /// the selected one marked.
 fn table(rows: &[Row], width: usize, selected: Option<usize>, now: u64) -> String {
-    let head = ["STATE", "HARNESS", "HOST", "FOR", "LAST", "TOKENS", "TITLE", "CWD"];
+    let head = ["STATE", "HARNESS", "HOST", "FOR", "LAST", "TODAY", "TITLE", "CWD"];
     let cells: Vec<[String; 8]> = rows
         .iter()
         .map(|r| {

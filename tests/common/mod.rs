@@ -152,6 +152,13 @@ pub(crate) fn spawn_fresh(cmd: &mut Command) -> Child {
     .unwrap_or_else(|| panic!("spawn {cmd:?}: {last:?}"))
 }
 
+/// A session's `usage` file without its `today.` lines (what was spent
+/// since local midnight depends on the day the test runs): its totals
+/// and its models', what `Usage::render` says.
+pub(crate) fn usage_totals(text: &[u8]) -> Vec<u8> {
+    text.split_inclusive(|&b| b == b'\n').filter(|l| !l.starts_with(b"today.")).flatten().copied().collect()
+}
+
 /// Poll `f` until it returns `Some` or `deadline` passes.
 pub(crate) fn poll<T>(deadline: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let end = Instant::now() + deadline;

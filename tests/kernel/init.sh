@@ -47,6 +47,7 @@ fail() {
 
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # ---------------------------------------------------------------------------
 # Setting up.
@@ -260,10 +261,19 @@ chat() {
 search() {
     t=$1 m=$2 bad=""
     term=$(cat "$LIGHT"/chat/* | tr -cs 'A-Za-z' '\n' | awk 'length >= 6' | head -n 1)
+    t0=$(now)
     if ! cat "$m/search/$term" > /tmp/search.out 2> /tmp/search.err < /dev/null; then
         fail "$t/search" "cat /search/$term: $(head -c 200 /tmp/search.err)"
         return
     fi
+    t1=$(now)
+    # The same question asked the way a mount alone answers it, for scale:
+    # grep through every chat file; the same messages, in any order.
+    grep -rlF "$term" "$m"/sessions/*/*/chat "$m"/sessions/*/*/agents/*/chat 2> /dev/null < /dev/null |
+        sed "s|^$m||" | sort > /tmp/grep.out
+    t2=$(now)
+    cut -f1 /tmp/search.out | sort | cmp -s - /tmp/grep.out ||
+        bad="$bad; grep -rl through the mount found $(wc -l < /tmp/grep.out) messages, the search $(wc -l < /tmp/search.out)"
     n=$(wc -l < /tmp/search.out)
     [ "$n" -gt 0 ] || bad="$bad; no result for $term"
     while IFS="$TAB" read -r path ctx; do
@@ -281,7 +291,7 @@ search() {
     if [ -n "$bad" ]; then
         fail "$t/search" "${bad#; }"
     else
-        pass "$t/search" "$n messages hold $term, by /search/$term and by a query written to /search/query"
+        pass "$t/search" "$n messages hold $term, by /search/$term and by a query written to /search/query, and by grep -rl of every chat file; the search $(between "$t0" "$t1") s, grep -rl $(between "$t1" "$t2") s"
     fi
 }
 

@@ -7,8 +7,13 @@
 //! refresh with anyone else reading it), and the total so far. A chat
 //! whose transcript went (a subagent's file removed since the listing)
 //! counts nothing; any other failure is the answer, never a short count.
+//!
+//! After the totals and the models, the file says what was spent today
+//! (`today.<kind>`): the replies written since local midnight (the
+//! daemon's zone, `--tz`), from each chat's charges as it lands — what
+//! `9agents top` shows as an agent's tokens today.
 
-use crate::chat::usage::Usage;
+use crate::chat::usage::{Counts, Usage, KINDS};
 use crate::errors::Error;
 
 use super::cx::{ChatOf, Cx, Event, Need, Step};
@@ -17,12 +22,15 @@ pub(crate) struct UsageSum {
     chats: Vec<ChatOf>,
     next: usize,
     total: Usage,
+    /// Spent today, and the day (local, days since the epoch) it is of.
+    today: Counts,
+    day: Option<i64>,
 }
 
 impl UsageSum {
     /// The sum of `chats`' usage, the first its own transcript's.
     pub(crate) fn new(chats: Vec<ChatOf>) -> UsageSum {
-        UsageSum { chats, next: 0, total: Usage::default() }
+        UsageSum { chats, next: 0, total: Usage::default(), today: [0; 5], day: None }
     }
 
     /// The next chat to wait for, or `None` when every one is counted.
@@ -46,12 +54,25 @@ impl UsageSum {
         self.next += 1;
         if let Some(u) = usage {
             self.total.add(u);
+            let zone = &cx.cfg.zone;
+            let local_day = |t: i64| (t + i64::from(zone.offset_at(t))).div_euclid(86_400);
+            let now = (crate::meta::wall_ns() / 1_000_000_000) as i64;
+            let day = *self.day.get_or_insert_with(|| local_day(now));
+            for c in u.charges().iter().filter(|c| local_day(i64::from(c.time)) == day) {
+                for (t, n) in self.today.iter_mut().zip(c.counts) {
+                    *t += n;
+                }
+            }
         }
         Some(Ok(()))
     }
 
-    /// The file's text.
+    /// The file's text: the totals, the models', then today's.
     pub(crate) fn text(&self) -> Vec<u8> {
-        self.total.render()
+        let mut out = self.total.render();
+        for (k, v) in KINDS.iter().zip(self.today) {
+            out.extend_from_slice(format!("today.{k} {v}\n").as_bytes());
+        }
+        out
     }
 }

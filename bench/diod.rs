@@ -196,7 +196,8 @@ fn run(args: &Args) -> Result<bool, Skip> {
             say(line);
         }
     };
-    let run = guest::boot(&kit, &initrd, &cache, &Mode::Checks, RUN_DEADLINE, &echo).unwrap_or_else(|e| panic!("{e}"));
+    let run =
+        guest::boot(&kit, &initrd, &cache, &Mode::Checks, RUN_DEADLINE, &[], &echo).unwrap_or_else(|e| panic!("{e}"));
     say(&format!(
         "diod bench: {}: /init after {:.1} s, powered off after {:.1} s",
         run.accel,

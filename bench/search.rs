@@ -166,17 +166,15 @@ fn run(opts: &Opts) -> io::Result<()> {
         std::os::unix::fs::symlink(std::fs::canonicalize(dir)?, &home)?;
     }
     let t = Instant::now();
-    let bytes = if home.join(".claude").exists() {
-        du(&home)?
-    } else {
-        gen_home::world(opts.claude, opts.codex, opts.codex_bytes, &home)?
-    };
+    let kept = home.join(".claude").exists();
+    let bytes = if kept { du(&home)? } else { gen_home::world(opts.claude, opts.codex, opts.codex_bytes, &home)? };
     println!(
-        "search: scratch {}: {} claude sessions and a resumed one, {} codex rollouts, {:.2} GB, written in {:.1} s",
+        "search: scratch {}: {} claude sessions and a resumed one, {} codex rollouts, {:.2} GB, {} in {:.1} s",
         s.dir.display(),
         opts.claude,
         opts.codex,
         bytes as f64 / 1e9,
+        if kept { "the --home kept from a run before, measured" } else { "written" },
         t.elapsed().as_secs_f64()
     );
     // Warm: the page cache holds the home for both tools.

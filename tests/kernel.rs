@@ -27,10 +27,13 @@ mod common;
 mod cpio;
 #[path = "kernel/fixture.rs"]
 mod fixture;
+#[path = "kernel/forward.rs"]
+mod forward;
 #[path = "kernel/guest.rs"]
 mod guest;
 #[path = "kernel/kit.rs"]
 mod kit;
+mod sshd;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -112,7 +115,16 @@ fn the_linux_9p_client_sees_the_fixture_exactly_and_is_refused_every_write() {
             say(line);
         }
     };
-    let run = guest::boot(&kit, &initrd, &cache, &mode, guest::RUN_DEADLINE, &echo).unwrap_or_else(|e| panic!("{e}"));
+    // The host's forward the guest mounts (`remote/forward`), if this
+    // machine has an sshd.
+    let forward = forward::start(&scratch);
+    if forward.is_none() {
+        say("kernel test: no sshd here: the guest's remote/forward check is skipped");
+    }
+    let extra = forward.as_ref().map(forward::Forward::qemu_args).unwrap_or_default();
+    let run =
+        guest::boot(&kit, &initrd, &cache, &mode, guest::RUN_DEADLINE, &extra, &echo).unwrap_or_else(|e| panic!("{e}"));
+    drop(forward);
     if let Mode::Shell = mode {
         return;
     }

@@ -322,6 +322,7 @@ fn write_query(
 ) -> Decided {
     let mut at = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?.at.take();
     if let Some(fd) = w.searches.leave(&mut at) {
+        w.held.files.give(1);
         w.ring.submit(crate::server::Token::Discard, crate::ring::Sub::Close { fd });
     }
     let s = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?;

@@ -101,6 +101,7 @@ impl World {
             }
             Opened::Search(r) => {
                 if let Some(fd) = self.searches.remove(r) {
+                    self.held.files.give(1);
                     self.ring.submit(Token::Discard, Sub::Close { fd });
                 }
             }

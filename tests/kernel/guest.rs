@@ -218,12 +218,14 @@ pub(crate) struct Run {
 /// the test's own terminal and nothing is collected.
 /// The guest is killed if it has not powered off `deadline` after qemu
 /// started.
+/// `extra` is more of qemu's arguments (a device).
 pub(crate) fn boot(
     kit: &Kit,
     initrd: &Path,
     cache: &Path,
     mode: &Mode,
     deadline: Duration,
+    extra: &[String],
     echo: &dyn Fn(&str),
 ) -> Result<Run, String> {
     let hangs = cache.join("kvm-hangs");
@@ -234,12 +236,12 @@ pub(crate) fn boot(
         Err(_) => !hangs.exists() && fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok(),
     };
     if let Mode::Shell = mode {
-        let status = qemu(kit, initrd, accel(kvm)).status().map_err(|e| format!("qemu: {e}"))?;
+        let status = qemu(kit, initrd, accel(kvm), extra).status().map_err(|e| format!("qemu: {e}"))?;
         let lines = vec![format!("qemu exited: {status}")];
         return Ok(Run { lines, accel: accel(kvm), boot: Duration::ZERO, total: Duration::ZERO });
     }
     if kvm {
-        match collect(kit, initrd, "kvm", Some(KVM_INIT_DEADLINE), deadline, echo)? {
+        match collect(kit, initrd, "kvm", Some(KVM_INIT_DEADLINE), deadline, extra, echo)? {
             Some(run) => return Ok(run),
             None => {
                 eprintln!("kernel test: a KVM guest did not reach /init (hung for {KVM_INIT_DEADLINE:?}, or qemu exited): using TCG (remembered in {})", hangs.display());
@@ -248,7 +250,8 @@ pub(crate) fn boot(
             }
         }
     }
-    collect(kit, initrd, "tcg", None, deadline, echo)?.ok_or_else(|| "the TCG guest never reached /init".to_string())
+    collect(kit, initrd, "tcg", None, deadline, extra, echo)?
+        .ok_or_else(|| "the TCG guest never reached /init".to_string())
 }
 
 fn accel(kvm: bool) -> &'static str {
@@ -259,7 +262,7 @@ fn accel(kvm: bool) -> &'static str {
     }
 }
 
-fn qemu(kit: &Kit, initrd: &Path, accel: &str) -> Command {
+fn qemu(kit: &Kit, initrd: &Path, accel: &str, extra: &[String]) -> Command {
     let mut cmd = Command::new("qemu-system-x86_64");
     cmd.args(["-accel", accel, "-m", &GUEST_MEMORY_MIB.to_string(), "-smp", &GUEST_CPUS.to_string()])
         .arg("-kernel")
@@ -267,7 +270,8 @@ fn qemu(kit: &Kit, initrd: &Path, accel: &str) -> Command {
         .arg("-initrd")
         .arg(initrd)
         .args(["-append", "console=ttyS0 panic=-1 quiet loglevel=4"])
-        .args(["-nic", "none", "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"]);
+        .args(["-nic", "none", "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"])
+        .args(extra);
     if accel == "kvm" {
         cmd.args(["-cpu", "host"]);
     }
@@ -286,10 +290,11 @@ fn collect(
     accel: &'static str,
     init_deadline: Option<Duration>,
     deadline: Duration,
+    extra: &[String],
     echo: &dyn Fn(&str),
 ) -> Result<Option<Run>, String> {
     let start = Instant::now();
-    let mut cmd = qemu(kit, initrd, accel);
+    let mut cmd = qemu(kit, initrd, accel, extra);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = Guard(cmd.spawn().map_err(|e| format!("qemu: {e}"))?);
     let (tx, rx) = mpsc::channel();

@@ -575,6 +575,45 @@ heavy() {
     status heavy "$t/after holding $HOLD_FILES files"
 }
 
+# forwarded: README's "A remote machine": the host forwards a daemon's
+# socket over ssh (`ssh -L`, kernel/forward.rs) and qemu carries it into
+# a virtio serial port; the probe relays the port to a Unix socket (the
+# kernel's 9p client cannot write to the port itself), and the kernel
+# mounts that socket as README mounts a forward (trans=unix, 9P2000.L):
+# the daemon's --demo agents are listed and a file of theirs is read. No
+# port (the host had no sshd): said, not checked.
+forwarded() {
+    t=remote/forward port=""
+    for p in /sys/class/virtio-ports/*; do
+        [ "$(cat "$p/name" 2> /dev/null)" = org.9agents.forward ] && port="/dev/${p##*/}"
+    done
+    if [ -z "$port" ]; then
+        echo "INFO $t: no forwarded port (the host has no sshd): not checked"
+        return
+    fi
+    mkdir -p /mnt/forward
+    t0=$(now)
+    if ! out=$(probe relay /run/forward.sock "$port" 2>&1); then
+        fail "$t" "relaying $port: $out"
+        return
+    fi
+    if ! out=$(timeout -s KILL 60 mount -t 9p -o trans=unix /run/forward.sock /mnt/forward 2>&1); then
+        fail "$t" "mount -t 9p -o trans=unix /run/forward.sock (relayed from $port): $out"
+        return
+    fi
+    agents=$(ls /mnt/forward/active/claude 2>&1 | tr '\n' ' ')
+    title=$(cat /mnt/forward/active/claude/48213/title 2>&1)
+    t1=$(now)
+    umount /mnt/forward
+    if [ "$agents" != "48213 48377 " ]; then
+        fail "$t" "ls /active/claude through the forward: $agents"
+    elif [ -z "$title" ]; then
+        fail "$t" "the demo agent's title through the forward is empty"
+    else
+        pass "$t" "the host's daemon over ssh -L, relayed from $port and mounted trans=unix: /active/claude is $agents, 48213's title \"$title\" ($(between "$t0" "$t1") s)"
+    fi
+}
+
 # ---------------------------------------------------------------------------
 # The run.
 
@@ -656,6 +695,8 @@ case "$(cat /fx/mode)" in
         finish
         ;;
 esac
+# First: the host's forward was connected when qemu started.
+forwarded
 for v in $VERSIONS; do
     light_round "$v"
     heavy_round "$v"

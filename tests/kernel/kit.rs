@@ -20,8 +20,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The modules the test mounts with; their dependencies are added.
-const WANTED_MODULES: [&str; 5] = ["9pnet", "9pnet_fd", "netfs", "fscache", "9p"];
+/// The modules the test mounts with; their dependencies are added. The
+/// virtio serial port (`virtio_pci`, `virtio_console`) carries a socket
+/// the host forwards over ssh (`kernel/forward.rs`).
+const WANTED_MODULES: [&str; 7] = ["9pnet", "9pnet_fd", "netfs", "fscache", "9p", "virtio_pci", "virtio_console"];
 /// The metapackage whose dependency is the current kernel image.
 const IMAGE_META: &str = "linux-image-amd64";
 const BUSYBOX: &str = "busybox-static";
@@ -39,7 +41,9 @@ pub(crate) struct Kit {
 /// The kit under `cache`, fetched first if it is not there.
 pub(crate) fn get(cache: &Path) -> Result<Kit, String> {
     let dir = cache.join("kit");
-    if !dir.join("READY").exists() {
+    // A kit of other modules (an older test's) is fetched again.
+    let ready = fs::read_to_string(dir.join("READY")).unwrap_or_default();
+    if !ready.contains(&modules_line()) {
         fetch(cache, &dir)?;
     }
     let order = fs::read_to_string(dir.join("modules/order")).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -92,11 +96,17 @@ fn fetch(cache: &Path, dir: &Path) -> Result<(), String> {
     }
     fs::write(staging.join("modules/order"), order).map_err(|e| e.to_string())?;
     fs::write(staging.join("release"), &release).map_err(|e| e.to_string())?;
-    fs::write(staging.join("READY"), format!("{image} + {BUSYBOX}\n")).map_err(|e| e.to_string())?;
+    fs::write(staging.join("READY"), format!("{image} + {BUSYBOX}\n{}\n", modules_line()))
+        .map_err(|e| e.to_string())?;
     let _ = fs::remove_dir_all(dir);
     fs::rename(&staging, dir).map_err(|e| format!("rename {} to {}: {e}", staging.display(), dir.display()))?;
     let _ = fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// What `READY` says of the modules a kit was made with.
+fn modules_line() -> String {
+    format!("modules: {}", WANTED_MODULES.join(" "))
 }
 
 /// `apt-get download PKGS` in `dir`.

@@ -34,6 +34,12 @@
  *   probe listen PATH         bind and listen on a unix socket at PATH,
  *                             detach (a new session, stdio closed) and
  *                             stay until killed: a session posting itself
+ *   probe relay PATH DEV      bind and listen on a unix socket at PATH,
+ *                             detach, accept one connection and copy
+ *                             bytes both ways between it and the
+ *                             character device DEV (a virtio serial port,
+ *                             which the kernel's 9p client cannot write to
+ *                             itself) until either side ends
  *   claude ...                (the probe run as "claude") pause until a
  *                             signal ends it: an agent process to move
  *
@@ -57,6 +63,8 @@
 #include <libgen.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <poll.h>
+#include <unistd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -394,6 +402,56 @@ static int cmd_listen(const char *path)
 		pause();
 }
 
+/* Copy what `from` has to `to`; 0 at its end or on an error. */
+static int pass_on(int from, int to)
+{
+	char buf[65536];
+	ssize_t n = read(from, buf, sizeof buf);
+	if (n <= 0)
+		return 0;
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, n - off);
+		if (w <= 0)
+			return 0;
+		off += w;
+	}
+	return 1;
+}
+
+static int cmd_relay(const char *path, const char *dev)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int port = open(dev, O_RDWR);
+	if (fd < 0 || port < 0 || strlen(path) >= sizeof sa.sun_path) {
+		printf("ERROR socket %s or open %s: %s\n", path, dev, errtext(errno));
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1) < 0) {
+		printf("ERROR bind %s: %s\n", path, errtext(errno));
+		return 1;
+	}
+	if (fork() > 0)
+		_exit(0);
+	setsid();
+	int null = open("/dev/null", O_RDWR);
+	for (int i = 0; i < 3; i++)
+		dup2(null, i);
+	int conn = accept(fd, NULL, NULL);
+	if (conn < 0)
+		_exit(1);
+	struct pollfd p[2] = { { .fd = conn, .events = POLLIN }, { .fd = port, .events = POLLIN } };
+	for (;;) {
+		if (poll(p, 2, -1) < 0)
+			_exit(1);
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && !pass_on(conn, port))
+			_exit(0);
+		if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !pass_on(port, conn))
+			_exit(0);
+	}
+}
+
 /* probe now: CLOCK_MONOTONIC in seconds to the microsecond (/proc/uptime
  * counts hundredths, 3% of a 0.3 s bench round). */
 static int cmd_now(void)
@@ -434,10 +492,12 @@ int main(int argc, char **argv)
 		return cmd_put(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "listen"))
 		return cmd_listen(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "relay"))
+		return cmd_relay(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "now"))
 		return cmd_now();
 	fprintf(stderr, "usage: probe tree DIR | count DIR | stat PATH | refuse OP PATH [TO] | hold N MNT REF\n"
 			"       | getfattr -d PATH | getfattr -n NAME PATH | flock sh|ex PATH | put PATH TEXT\n"
-			"       | listen PATH | now\n");
+			"       | listen PATH | relay PATH DEV | now\n");
 	return 2;
 }

@@ -320,6 +320,7 @@ impl SearchRead {
             // Moved on: the chat before is done with.
             let mut at = s.at.take();
             if let Some(fd) = cx.searches.leave(&mut at) {
+                cx.held.files.give(1);
                 cx.ops.close(fd);
             }
             (self.entry, self.window) = (None, None);
@@ -383,7 +384,11 @@ impl SearchRead {
         let file = pre.meta.map(|(m, taken)| ((m.dev, m.ino, m.btime), Seen::of(&m, pre.format), m.settled_by(taken)));
         let own = match (file, pre.fd.take()) {
             (Some((id, seen, _)), Some(fd)) => match kept.take(id, seen) {
-                Some(index) => Some((index, fd)),
+                Some(index) => {
+                    // Held past this read: counted as an open file's is.
+                    cx.held.files.take(1);
+                    Some((index, fd))
+                }
                 None => {
                     cx.ops.close(fd);
                     None
@@ -541,6 +546,7 @@ impl SearchRead {
                 s.msg = 0;
                 *hits = None;
                 if let Some((_, fd)) = own.take() {
+                    cx.held.files.give(1);
                     cx.ops.close(fd);
                 }
                 return Step::Yield;

@@ -20,7 +20,8 @@
 //!
 //! Memory: 16 bytes per message and 16 per span (most messages are one
 //! span, a tool call two), plus the tool names (255 × 49 bytes at most),
-//! the last 256 calls (4 KB) and the walk's buffers for the longest line.
+//! the last 256 calls (4 KB, from its first tool call) and the walk's
+//! buffers for the longest line.
 
 use super::claude;
 use super::codex;

@@ -265,13 +265,15 @@ impl Tools {
 
 /// The last calls made, for naming their results.
 pub(crate) struct Calls {
-    ring: [(u64, u8); CALLS_REMEMBERED],
+    /// Made at the first call (4 KB): a chat without tool calls, and a
+    /// search's kept copy of an index (`Index::kept_copy`), hold none.
+    ring: Option<Box<[(u64, u8); CALLS_REMEMBERED]>>,
     next: usize,
 }
 
 impl Calls {
     pub(super) fn new() -> Calls {
-        Calls { ring: [(0, 0); CALLS_REMEMBERED], next: 0 }
+        Calls { ring: None, next: 0 }
     }
 
     /// Remembers that call `id` (a hash, 0 for none) went to `tool`.
@@ -279,16 +281,15 @@ impl Calls {
         if id == 0 || tool == 0 {
             return;
         }
-        self.ring[self.next] = (id, tool);
+        let ring = self.ring.get_or_insert_with(|| Box::new([(0, 0); CALLS_REMEMBERED]));
+        ring[self.next] = (id, tool);
         self.next = (self.next + 1) % CALLS_REMEMBERED;
     }
 
     /// The tool call `id` went to; 0 when not among the remembered.
     pub(super) fn tool_of(&self, id: u64) -> u8 {
-        if id == 0 {
-            return 0;
-        }
-        self.ring.iter().find(|(k, _)| *k == id).map_or(0, |&(_, t)| t)
+        let Some(ring) = self.ring.as_ref().filter(|_| id != 0) else { return 0 };
+        ring.iter().find(|(k, _)| *k == id).map_or(0, |&(_, t)| t)
     }
 }
 

@@ -124,6 +124,19 @@ fn several_hosts_in_one_command_each_line_tagged_with_its_host_one_unreachable_s
     for h in ["remote1", "remote2"] {
         assert!(t.lines().any(|l| l.starts_with(h) && l.contains(" all ") && l.contains(" total ")), "{h}: {t}");
     }
+    // A search of the group: each host's results, tagged (the demo has one
+    // user message that says python).
+    let out = sa.client(&a, &["search", "-a", "work", "-i", "python", "kind:user"]);
+    assert!(out.status.success(), "{out:?}");
+    let found = text(&out);
+    let mut hosts: Vec<&str> = Vec::new();
+    for l in found.lines() {
+        let (host, rest) = l.split_once('\t').unwrap_or_else(|| panic!("untagged: {l:?}"));
+        assert!(rest.starts_with("/sessions/codex/") && rest.to_lowercase().contains("python"), "{l:?}");
+        hosts.push(host);
+    }
+    hosts.sort();
+    assert_eq!(hosts, ["remote1", "remote2"], "{out:?}");
 }
 
 #[test]

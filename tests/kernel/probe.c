@@ -379,25 +379,40 @@ static int cmd_put(const char *path, const char *text)
 	return 0;
 }
 
-static int cmd_listen(const char *path)
+/* A unix socket bound and listening at `path`, its fd; -1 (said) if not. */
+static int listening(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0 || strlen(path) >= sizeof sa.sun_path) {
 		printf("ERROR socket %s: %s\n", path, errtext(errno));
-		return 1;
+		return -1;
 	}
 	strcpy(sa.sun_path, path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 8) < 0) {
 		printf("ERROR bind %s: %s\n", path, errtext(errno));
-		return 1;
+		return -1;
 	}
+	return fd;
+}
+
+/* Go on in a child of a new session, stdio on /dev/null; the parent
+ * exits 0 (the caller's shell goes on). */
+static void detach(void)
+{
 	if (fork() > 0)
 		_exit(0);
 	setsid();
 	int null = open("/dev/null", O_RDWR);
 	for (int i = 0; i < 3; i++)
 		dup2(null, i);
+}
+
+static int cmd_listen(const char *path)
+{
+	if (listening(path) < 0)
+		return 1;
+	detach();
 	for (;;)
 		pause();
 }
@@ -420,24 +435,15 @@ static int pass_on(int from, int to)
 
 static int cmd_relay(const char *path, const char *dev)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	int port = open(dev, O_RDWR);
-	if (fd < 0 || port < 0 || strlen(path) >= sizeof sa.sun_path) {
-		printf("ERROR socket %s or open %s: %s\n", path, dev, errtext(errno));
+	if (port < 0) {
+		printf("ERROR open %s: %s\n", dev, errtext(errno));
 		return 1;
 	}
-	strcpy(sa.sun_path, path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1) < 0) {
-		printf("ERROR bind %s: %s\n", path, errtext(errno));
+	int fd = listening(path);
+	if (fd < 0)
 		return 1;
-	}
-	if (fork() > 0)
-		_exit(0);
-	setsid();
-	int null = open("/dev/null", O_RDWR);
-	for (int i = 0; i < 3; i++)
-		dup2(null, i);
+	detach();
 	int conn = accept(fd, NULL, NULL);
 	if (conn < 0)
 		_exit(1);

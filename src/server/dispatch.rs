@@ -321,10 +321,7 @@ fn write_query(
     data: &[u8],
 ) -> Decided {
     let mut at = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?.at.take();
-    if let Some(fd) = w.searches.leave(&mut at) {
-        w.held.files.give(1);
-        w.ring.submit(crate::server::Token::Discard, crate::ring::Sub::Close { fd });
-    }
+    w.searches.leave(&mut at, &mut w.ring, &mut w.held.files);
     let s = w.searches.get_mut(r).ok_or(Error::FidNotOpen)?;
     s.begin(crate::search::Query::parse(data));
     if s.query.is_none() {
@@ -347,8 +344,7 @@ fn open_search(
 ) -> Decided {
     let r = w.searches.add(query);
     if conn.fids.open(fid, FidOpen::new(Opened::Search(r))).is_err() {
-        // Nothing searched yet: no file to close.
-        let _ = w.searches.remove(r);
+        w.searches.remove(r, &mut w.ring, &mut w.held.files);
         return Err(Error::FidOpen);
     }
     conn.reply_open(tag, qid, None, w.cfg.trace);

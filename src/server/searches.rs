@@ -14,6 +14,7 @@ use slab::Slab;
 
 use crate::chat::digest::{FileId, Seen};
 use crate::chat::Index;
+use crate::ring::Ring;
 use crate::search::kept::Kept;
 use crate::search::{Hits, Matcher, Query};
 use crate::sessions::{SessionKey, Sub};
@@ -37,7 +38,9 @@ pub(crate) struct AtChat {
     pub made: Option<bool>,
 }
 
+use super::count::Count;
 pub(crate) use super::fids::SearchRef;
+use super::ops::Token;
 
 #[derive(Default)]
 pub(crate) struct Search {
@@ -100,6 +103,13 @@ impl Search {
     }
 }
 
+/// Close a file a search held between reads (`AtChat::own`), through the
+/// ring; it is no longer counted among the files held (`files=`).
+pub(crate) fn close_held(ring: &mut Ring<Token>, files: &mut Count, fd: OwnedFd) {
+    files.give(1);
+    ring.submit(Token::Discard, crate::ring::Sub::Close { fd });
+}
+
 #[derive(Default)]
 pub(crate) struct Searches {
     slab: Slab<Search>,
@@ -123,22 +133,22 @@ impl Searches {
         self.slab.get_mut(r.key as usize).filter(|s| s.gen == r.gen)
     }
 
-    /// A search goes; the file it had open is handed back, for the ring
-    /// to close.
-    pub(crate) fn remove(&mut self, r: SearchRef) -> Option<OwnedFd> {
-        self.get_mut(r)?;
-        let mut s = self.slab.remove(r.key as usize);
-        self.leave(&mut s.at)
+    /// A search goes, and the file it held with it.
+    pub(crate) fn remove(&mut self, r: SearchRef, ring: &mut Ring<Token>, files: &mut Count) {
+        if self.get_mut(r).is_some() {
+            let mut s = self.slab.remove(r.key as usize);
+            self.leave(&mut s.at, ring, files);
+        }
     }
 
     /// The search is done with the chat `at` was of: the positions it read
-    /// are kept again; the file they are of is handed back, for the ring
-    /// to close.
-    pub(crate) fn leave(&mut self, at: &mut Option<AtChat>) -> Option<OwnedFd> {
-        let AtChat { file, own, .. } = at.take()?;
-        let ((index, fd), (id, seen, _)) = (own?, file?);
-        self.kept.put(id, seen, index);
-        Some(fd)
+    /// are kept again, and the file they are of is closed.
+    pub(crate) fn leave(&mut self, at: &mut Option<AtChat>, ring: &mut Ring<Token>, files: &mut Count) {
+        let Some(AtChat { file, own: Some((index, fd)), .. }) = at.take() else { return };
+        if let Some((id, seen, _)) = file {
+            self.kept.put(id, seen, index);
+        }
+        close_held(ring, files, fd);
     }
 
     /// A search and the positions kept, together.

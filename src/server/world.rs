@@ -99,12 +99,7 @@ impl World {
                     self.close_watch(gone);
                 }
             }
-            Opened::Search(r) => {
-                if let Some(fd) = self.searches.remove(r) {
-                    self.held.files.give(1);
-                    self.ring.submit(Token::Discard, Sub::Close { fd });
-                }
-            }
+            Opened::Search(r) => self.searches.remove(r, &mut self.ring, &mut self.held.files),
             opened => release_opened(&mut self.ring, &mut self.held, opened),
         }
     }

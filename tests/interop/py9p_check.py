@@ -54,6 +54,11 @@ def dial_unix(path, version):
 
 def read_whole(client, name):
     client.open(name)
+    return read_rest(client)
+
+
+def read_rest(client):
+    """Read the open file from where it stands to an empty read; close it."""
     data = b""
     while True:
         chunk = client.read(client.msize)

@@ -27,7 +27,7 @@ import os
 import sys
 
 from py9p_check import CheckFailed, check, dial_unix, py9p  # exits 3 without py9p
-from py9p_check import list_dir as list_path, read_whole as read_path
+from py9p_check import list_dir as list_path, read_rest, read_whole as read_path
 
 SECRET = b"DEMO-SECRET-must-never-be-served"
 TRANSCRIPT = "/claude/projects/-home-demo-src-9agents/4462ebfc-5f91-4ef0-9cfb-ac6e7687a66e.jsonl"
@@ -134,13 +134,7 @@ def check_search(c):
     check(not lacking, f"every result is a message that holds the term (lacking: {lacking})")
     c.open("/search/query", py9p.ORDWR)
     c.write(b"-i python")
-    written = b""
-    while True:
-        chunk = c.read(c.msize)
-        if not chunk:
-            break
-        written += chunk
-    c.close()
+    written = read_rest(c)
     check(written == by_name, f"the query written to /search/query reads the same {len(written)} bytes")
 
 

@@ -319,10 +319,7 @@ impl SearchRead {
         if s.at.as_ref().is_some_and(|a| a.here != here) {
             // Moved on: the chat before is done with.
             let mut at = s.at.take();
-            if let Some(fd) = cx.searches.leave(&mut at) {
-                cx.held.files.give(1);
-                cx.ops.close(fd);
-            }
+            cx.searches.leave(&mut at, cx.ops.ring, &mut cx.held.files);
             (self.entry, self.window) = (None, None);
             return self.scan(cx);
         }
@@ -546,8 +543,7 @@ impl SearchRead {
                 s.msg = 0;
                 *hits = None;
                 if let Some((_, fd)) = own.take() {
-                    cx.held.files.give(1);
-                    cx.ops.close(fd);
+                    crate::server::searches::close_held(cx.ops.ring, &mut cx.held.files, fd);
                 }
                 return Step::Yield;
             };
